@@ -1,0 +1,1 @@
+"""The async loop, the session log, session memory and slash commands."""

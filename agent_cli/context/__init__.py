@@ -1,0 +1,1 @@
+"""The context engine: tokens, assembly, cache anchors, invariants, ledger, offload store, tiers, policy."""

@@ -1,0 +1,1 @@
+"""Types, events and errors shared by every layer. Imports nothing of ours."""

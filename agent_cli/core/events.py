@@ -1,0 +1,192 @@
+"""What the loop emits. The TUI and headless output consume these and nothing else.
+
+Each event is a frozen dataclass with a `kind` for serialization (`stream-json`). A permission
+request carries an asyncio Future that the front end resolves with a `PermissionDecision`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+from agent_cli.core.types import Message, ToolCall, Usage
+
+PermissionDecision = Literal["allow_once", "allow_always", "deny"]
+
+
+@dataclass(frozen=True)
+class ContextStatus:
+    """How full the context is, in the numbers the gauge shows."""
+
+    used: int = 0
+    budget: int = 200_000  # usable tokens: min(window, budget_tokens) - reserved output
+    window: int = 200_000
+    reserved: int = 20_000
+    warn_fraction: float = 0.75
+    auto_fraction: float = 0.835
+    auto_compact: bool = True
+
+    @property
+    def fraction(self) -> float:
+        return self.used / self.budget if self.budget else 0.0
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str = field(default="event", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.kind}
+        for f in fields(self):
+            if f.name == "kind" or f.name.startswith("_"):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, asyncio.Future):
+                continue
+            if hasattr(value, "to_json"):
+                value = value.to_json()
+            elif hasattr(value, "__dataclass_fields__"):
+                value = asdict(value)
+            out[f.name] = value
+        return out
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    kind: str = field(default="turn_started", init=False)
+    prompt: str = ""
+
+
+@dataclass(frozen=True)
+class RequestStarted(Event):
+    """A request is about to be sent (one per model call)."""
+
+    kind: str = field(default="request_started", init=False)
+    step: int = 0
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    kind: str = field(default="text_delta", init=False)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ThinkingDelta(Event):
+    kind: str = field(default="thinking_delta", init=False)
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class AssistantMessage(Event):
+    """A complete response, as it was appended to the conversation."""
+
+    kind: str = field(default="assistant", init=False)
+    message: Message | None = None
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = ""
+
+
+@dataclass(frozen=True)
+class ToolStarted(Event):
+    kind: str = field(default="tool_started", init=False)
+    call: ToolCall | None = None
+    target: str = ""
+
+
+@dataclass(frozen=True)
+class ToolFinished(Event):
+    kind: str = field(default="tool_finished", init=False)
+    call: ToolCall | None = None
+    target: str = ""
+    output: str = ""  # what the model sees (possibly a <persisted-output> preview)
+    is_error: bool = False
+    duration: float = 0.0
+    display: str = ""  # extra for people: a diff for edits
+
+
+@dataclass(frozen=True)
+class PermissionRequest(Event):
+    kind: str = field(default="permission_request", init=False)
+    call: ToolCall | None = None
+    target: str = ""
+    reason: str = ""
+    future: asyncio.Future[PermissionDecision] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class PermissionDenied(Event):
+    kind: str = field(default="permission_denied", init=False)
+    call: ToolCall | None = None
+    target: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class UsageUpdate(Event):
+    kind: str = field(default="usage", init=False)
+    usage: Usage = field(default_factory=Usage)  # this response
+    total: Usage = field(default_factory=Usage)  # the session so far
+    cost_usd: float = 0.0  # the session so far
+    cache_hit_rate: float = 0.0
+
+
+@dataclass(frozen=True)
+class ContextUpdate(Event):
+    kind: str = field(default="context", init=False)
+    status: ContextStatus = field(default_factory=ContextStatus)
+
+
+@dataclass(frozen=True)
+class Compacted(Event):
+    kind: str = field(default="compaction", init=False)
+    tier: str = ""
+    trigger: str = ""
+    before: int = 0
+    after: int = 0
+    summary: str = ""
+    refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Retrying(Event):
+    kind: str = field(default="retrying", init=False)
+    attempt: int = 0
+    delay: float = 0.0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    kind: str = field(default="notice", init=False)
+    text: str = ""
+    level: Literal["info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True)
+class ErrorEvent(Event):
+    kind: str = field(default="error", init=False)
+    error_kind: str = ""
+    message: str = ""
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class TurnFinished(Event):
+    kind: str = field(default="turn_finished", init=False)
+    stop_reason: str = ""  # end_turn, max_turns, interrupted, error, command
+    result: str = ""
+    num_turns: int = 0
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class CommandResult(Event):
+    """The outcome of a slash command: `text` for people, `data` for programs (/context, /cost)."""
+
+    kind: str = field(default="command", init=False)
+    name: str = ""
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    is_error: bool = False

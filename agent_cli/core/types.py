@@ -1,0 +1,308 @@
+"""The data model shared by every layer: blocks, messages, tool calls, usage.
+
+Everything here is a frozen dataclass: a transformation builds new values, it never mutates a
+message in place, so a view can be compared with another and replayed from the log.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from typing import Any, Literal
+
+BlockType = Literal["text", "tool_use", "tool_result", "thinking", "image"]
+Role = Literal["user", "assistant"]
+Source = Literal["system", "user", "assistant", "tool", "hook", "reminder", "compactor", "memory"]
+
+
+class Trust(IntEnum):
+    """How far a block's words are to be believed. Tool output is data, never instructions."""
+
+    SYSTEM = 0
+    USER = 1
+    ASSISTANT = 2
+    TOOL = 3
+
+
+@dataclass(frozen=True)
+class BlockMeta:
+    trust: Trust = Trust.USER
+    source: Source = "user"
+    created_at: float = 0.0
+    tool_name: str = ""  # for tool_use / tool_result: the tool that produced it
+    pinned: bool = False
+    compactable: bool = False
+    ref: str = ""  # stable id under which the original can be recalled
+    tag: str = ""  # for injections: the XML tag they are wrapped in (system-reminder, env, ...)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        default = _DEFAULT_META
+        for name in ("trust", "source", "created_at", "tool_name", "pinned", "compactable", "ref", "tag"):
+            value = getattr(self, name)
+            if value != getattr(default, name):
+                out[name] = int(value) if name == "trust" else value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> BlockMeta:
+        if not data:
+            return _DEFAULT_META
+        kwargs = dict(data)
+        if "trust" in kwargs:
+            kwargs["trust"] = Trust(int(kwargs["trust"]))
+        return cls(**kwargs)
+
+
+_DEFAULT_META = BlockMeta()
+
+
+@dataclass(frozen=True)
+class Block:
+    """One content block. Which fields matter depends on `type`:
+
+    text: text · thinking: text, signature · tool_use: id, name, input ·
+    tool_result: tool_use_id, text (the result), is_error · image: media_type, data (base64)
+    """
+
+    type: BlockType
+    text: str = ""
+    id: str = ""
+    name: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+    tool_use_id: str = ""
+    is_error: bool = False
+    signature: str = ""
+    media_type: str = ""
+    data: str = ""
+    meta: BlockMeta = _DEFAULT_META
+
+    # -- constructors -------------------------------------------------------------------------
+    @staticmethod
+    def text_block(text: str, meta: BlockMeta = _DEFAULT_META) -> Block:
+        return Block(type="text", text=text, meta=meta)
+
+    @staticmethod
+    def tool_use(id: str, name: str, input: dict[str, Any], meta: BlockMeta | None = None) -> Block:
+        meta = meta or BlockMeta(trust=Trust.ASSISTANT, source="assistant", tool_name=name)
+        return Block(type="tool_use", id=id, name=name, input=input, meta=meta)
+
+    @staticmethod
+    def tool_result(
+        tool_use_id: str, text: str, is_error: bool = False, meta: BlockMeta | None = None
+    ) -> Block:
+        meta = meta or BlockMeta(trust=Trust.TOOL, source="tool")
+        return Block(type="tool_result", tool_use_id=tool_use_id, text=text, is_error=is_error, meta=meta)
+
+    def with_meta(self, **changes: Any) -> Block:
+        return replace(self, meta=replace(self.meta, **changes))
+
+    # -- API shape ----------------------------------------------------------------------------
+    def to_api(self) -> dict[str, Any]:
+        """The block as the Anthropic Messages API takes it (no cache_control: assembly adds it)."""
+        if self.type == "text":
+            return {"type": "text", "text": self.text}
+        if self.type == "thinking":
+            return {"type": "thinking", "thinking": self.text, "signature": self.signature}
+        if self.type == "tool_use":
+            return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input}
+        if self.type == "tool_result":
+            out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.tool_use_id}
+            out["content"] = self.text if self.text else "(no output)"
+            if self.is_error:
+                out["is_error"] = True
+            return out
+        if self.type == "image":
+            return {
+                "type": "image",
+                "source": {"type": "base64", "media_type": self.media_type, "data": self.data},
+            }
+        raise ValueError(f"unknown block type {self.type!r}")
+
+    # -- log shape (lossless, includes meta) ----------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        out = self.to_api()
+        if self.type == "tool_result":
+            out["content"] = self.text  # keep the exact text, even when empty
+        meta = self.meta.to_json()
+        if meta:
+            out["meta"] = meta
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Block:
+        kind = data.get("type")
+        meta = BlockMeta.from_json(data.get("meta"))
+        if kind == "text":
+            return cls(type="text", text=str(data.get("text", "")), meta=meta)
+        if kind == "thinking":
+            return cls(
+                type="thinking",
+                text=str(data.get("thinking", data.get("text", ""))),
+                signature=str(data.get("signature", "")),
+                meta=meta,
+            )
+        if kind == "redacted_thinking":
+            return cls(type="thinking", text="", signature=str(data.get("data", "")), meta=meta)
+        if kind == "tool_use":
+            return cls(
+                type="tool_use",
+                id=str(data.get("id", "")),
+                name=str(data.get("name", "")),
+                input=dict(data.get("input") or {}),
+                meta=meta,
+            )
+        if kind == "tool_result":
+            return cls(
+                type="tool_result",
+                tool_use_id=str(data.get("tool_use_id", "")),
+                text=content_to_text(data.get("content", "")),
+                is_error=bool(data.get("is_error", False)),
+                meta=meta,
+            )
+        if kind == "image":
+            source = data.get("source") or {}
+            return cls(
+                type="image",
+                media_type=str(source.get("media_type", "")),
+                data=str(source.get("data", "")),
+                meta=meta,
+            )
+        raise ValueError(f"unknown block type {kind!r}")
+
+    def size_chars(self) -> int:
+        """Characters of payload, the unit of the offload thresholds."""
+        if self.type == "tool_use":
+            return len(self.name) + len(json.dumps(self.input, ensure_ascii=False))
+        if self.type == "image":
+            return len(self.data)
+        return len(self.text)
+
+
+def content_to_text(content: Any) -> str:
+    """A tool_result's `content` (a string or a list of blocks) flattened to text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for item in content:
+            if isinstance(item, dict):
+                if item.get("type") == "text":
+                    parts.append(str(item.get("text", "")))
+                elif item.get("type") == "image":
+                    parts.append("[image]")
+                else:
+                    parts.append(json.dumps(item, ensure_ascii=False))
+            else:
+                parts.append(str(item))
+        return "\n".join(parts)
+    return str(content)
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    blocks: tuple[Block, ...]
+    turn: int = 0  # the index of the person's message this belongs to (0 before the first)
+
+    def to_api(self) -> dict[str, Any]:
+        return {"role": self.role, "content": [b.to_api() for b in self.blocks]}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "turn": self.turn, "content": [b.to_json() for b in self.blocks]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        content = data.get("content", [])
+        if isinstance(content, str):
+            blocks: tuple[Block, ...] = (Block.text_block(content),)
+        else:
+            blocks = tuple(Block.from_json(b) for b in content)
+        role = data.get("role")
+        if role not in ("user", "assistant"):
+            raise ValueError(f"bad role {role!r}")
+        return cls(role=role, blocks=blocks, turn=int(data.get("turn", 0)))
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks if b.type == "text")
+
+    def tool_uses(self) -> list[Block]:
+        return [b for b in self.blocks if b.type == "tool_use"]
+
+    def tool_results(self) -> list[Block]:
+        return [b for b in self.blocks if b.type == "tool_result"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+    @classmethod
+    def from_block(cls, block: Block) -> ToolCall:
+        return cls(id=block.id, name=block.name, input=dict(block.input))
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def total_input(self) -> int:
+        """Everything the model read: uncached + cache write + cache read."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Usage:
+        data = data or {}
+        return cls(
+            int(data.get("input_tokens") or 0),
+            int(data.get("output_tokens") or 0),
+            int(data.get("cache_read_input_tokens") or 0),
+            int(data.get("cache_creation_input_tokens") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    context_window: int = 200_000
+    max_output_tokens: int = 32_000
+    input_price: float = 2.0  # USD per million uncached input tokens
+    output_price: float = 10.0
+    cache_write_multiplier: float = 1.25
+    cache_read_multiplier: float = 0.1
+    cache_min_tokens: int = 1024
+
+    def cost(self, usage: Usage) -> float:
+        per = self.input_price / 1_000_000
+        return (
+            usage.input_tokens * per
+            + usage.cache_creation_input_tokens * per * self.cache_write_multiplier
+            + usage.cache_read_input_tokens * per * self.cache_read_multiplier
+            + usage.output_tokens * self.output_price / 1_000_000
+        )

@@ -1,0 +1,1 @@
+"""Model providers behind the `Provider` protocol (llm/base.py)."""

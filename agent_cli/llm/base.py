@@ -1,0 +1,122 @@
+"""The provider seam: one small Protocol plus the request and stream-event types.
+
+A `Request` is already in Messages-API shape (assembly in context/ builds it, cache_control
+included), so the Anthropic provider passes it through and other providers translate it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from agent_cli.core.types import Message, ModelInfo, Usage
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    system: list[dict[str, Any]]  # text blocks, possibly with cache_control
+    messages: list[dict[str, Any]]  # API-shaped messages
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    max_tokens: int = 16_000
+    temperature: float | None = None
+    thinking_budget: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # ours (purpose, step); never sent
+
+    def to_api(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": self.messages,
+        }
+        if self.system:
+            body["system"] = self.system
+        if self.tools:
+            body["tools"] = self.tools
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.thinking_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        return body
+
+
+# -- stream events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamText:
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamThinking:
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamToolStart:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class StreamToolInput:
+    id: str
+    partial_json: str
+
+
+@dataclass(frozen=True)
+class StreamUsage:
+    """Usage as it is known so far (input at message_start, output at message_delta)."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class StreamRetry:
+    """The provider is waiting before another attempt (429, 529, overloaded, network)."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class StreamDone:
+    """The last event of a stream: the complete assistant message."""
+
+    message: Message
+    usage: Usage
+    stop_reason: str
+
+
+StreamEvent = StreamText | StreamThinking | StreamToolStart | StreamToolInput | StreamUsage | StreamRetry | StreamDone
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the loop needs from a model: stream a response, complete one (summarizer), count."""
+
+    name: str
+
+    def model_info(self, model: str) -> ModelInfo: ...
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Yield deltas, then exactly one StreamDone. Raises ProviderError (classified)."""
+        ...
+
+    async def complete(self, request: Request) -> StreamDone: ...
+
+    async def count_tokens(self, request: Request) -> int | None: ...
+
+
+async def collect(stream: AsyncIterator[StreamEvent]) -> StreamDone:
+    """Drain a stream and return its StreamDone (used by `complete` implementations)."""
+    done: StreamDone | None = None
+    async for event in stream:
+        if isinstance(event, StreamDone):
+            done = event
+    if done is None:
+        raise RuntimeError("stream ended without a final message")
+    return done

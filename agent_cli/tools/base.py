@@ -1,0 +1,64 @@
+"""The tool seam: a Tool protocol, the context a tool runs in, and what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returns. `output` goes to the model; `display` (a diff, say) is for people."""
+
+    output: str
+    is_error: bool = False
+    display: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"path": ..., "lines": (a, b), "exit_code": 0}
+
+
+class RecallStore(Protocol):
+    """Where offloaded and compacted originals live (context/store.py implements it)."""
+
+    def get(self, ref: str) -> str | None: ...
+
+    def refs(self) -> list[str]: ...
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use. `workspace` is the root the person started `agent` in."""
+
+    workspace: Path
+    session_dir: Path | None = None
+    store: RecallStore | None = None
+    todo_state: list[dict[str, Any]] = field(default_factory=list)
+    on_output: Callable[[str], None] | None = None  # streaming output (bash), optional
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool  # read-only tools run without asking in `ask` mode
+    compactable: bool  # old results may be cleared by micro-compaction (T1)
+
+    def target(self, input: dict[str, Any]) -> str:
+        """A short label of what the call acts on (a path, a command), for UI and placeholders."""
+        ...
+
+    def paths(self, input: dict[str, Any]) -> list[str]:
+        """Paths the call writes or reads, for the outside-the-workspace permission check."""
+        ...
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Do the work. Bad input returns ToolResult(is_error=True) with a clear message; never raises
+        except asyncio.CancelledError (interrupt), after cleaning up (e.g. killing a process group)."""
+        ...
+
+
+def schema(tool: Tool) -> dict[str, Any]:
+    """The tool as the Messages API takes it."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}

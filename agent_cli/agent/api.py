@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_cli.core.events import ContextStatus, Event
+from agent_cli.core.types import Message
 
 
 @dataclass(frozen=True)
@@ -46,16 +47,18 @@ class AgentBackend(Protocol):
         """Stop the running turn: the stream is cancelled, open tool calls get an 'interrupted' result."""
         ...
 
-    def commands(self) -> list[CommandSpec]:
-        ...
+    def commands(self) -> list[CommandSpec]: ...
 
     def breakdown(self) -> dict[str, int]:
         """Tokens by category: system, tools, user_context, messages, tool_results, summaries,
         attachments, free, reserved."""
         ...
 
-    def sessions(self) -> list[SessionInfo]:
-        ...
+    def sessions(self) -> list[SessionInfo]: ...
 
-    def cost(self) -> dict[str, Any]:
+    def cost(self) -> dict[str, Any]: ...
+
+    def conversation(self) -> list[Message]:
+        """The conversation so far (the full log, not the compacted view), to paint the transcript
+        on start-up and after /resume or /clear."""
         ...

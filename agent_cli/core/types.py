@@ -104,6 +104,8 @@ class Block:
         if self.type == "text":
             return {"type": "text", "text": self.text}
         if self.type == "thinking":
+            if not self.text and self.signature:
+                return {"type": "redacted_thinking", "data": self.signature}
             return {"type": "thinking", "thinking": self.text, "signature": self.signature}
         if self.type == "tool_use":
             return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input}

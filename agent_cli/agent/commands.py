@@ -1,0 +1,238 @@
+"""Slash commands at the loop level: the TUI and `agent -p "/..."` both run them through here."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from agent_cli.agent.api import CommandSpec
+from agent_cli.agent.config import PERMISSION_MODES
+from agent_cli.core.errors import AgentError
+from agent_cli.core.events import CommandResult, Compacted, ContextUpdate, Event, TurnFinished
+from agent_cli.llm.models import _KNOWN
+
+if TYPE_CHECKING:
+    from agent_cli.agent.runner import AgentSession
+
+Emit = Callable[[Event], None]
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("help", "", "list the commands"),
+    CommandSpec("compact", "[focus]", "summarize the conversation now; the focus steers the summary"),
+    CommandSpec("summary", "", "update the session-memory note now and show it"),
+    CommandSpec("context", "", "what fills the context window, by category"),
+    CommandSpec("clear", "", "start a fresh conversation (the old one stays on disk)"),
+    CommandSpec("cost", "", "tokens, cache hit rate and cost of this session"),
+    CommandSpec("model", "[name]", "show or change the model"),
+    CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
+    CommandSpec("memory", "", "show the session-memory note"),
+    CommandSpec("todo", "", "show the todo list"),
+    CommandSpec("permissions", "[ask|auto-edit|yolo]", "show or change the permission mode"),
+    CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
+    CommandSpec("quit", "", "leave agent"),
+)
+
+MODEL_NAMES = tuple(name for name in _KNOWN if name != "scripted")
+
+
+async def run_command(session: AgentSession, text: str, emit: Emit) -> TurnFinished:
+    name, _, arg = text[1:].strip().partition(" ")
+    name, arg = name.lower(), arg.strip()
+    handler = HANDLERS.get(name)
+    try:
+        if handler is None:
+            known = ", ".join("/" + c.name for c in COMMANDS)
+            result = CommandResult(
+                name, f"Unknown command /{name}. Commands: {known}. /help explains them.", is_error=True
+            )
+        else:
+            result = await handler(session, arg, emit)
+    except AgentError as exc:
+        result = CommandResult(name, f"/{name} failed: {exc}", is_error=True)
+    emit(result)
+    emit(ContextUpdate(session.status()))
+    finished = TurnFinished("command", result.text, 0, result.is_error)
+    emit(finished)
+    return finished
+
+
+async def _help(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    lines = ["| command | what it does |", "|---|---|"]
+    lines += [f"| `/{c.name}{' ' + c.args if c.args else ''}` | {c.help} |" for c in COMMANDS]
+    lines.append("\nEsc or Ctrl+C interrupts a running turn; Ctrl+C twice on an empty prompt quits.")
+    return CommandResult("help", "\n".join(lines))
+
+
+async def _compact(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    before = session.status().used
+    compaction = await session.engine.compact(arg)
+    if compaction is None:
+        return CommandResult("compact", "Nothing to compact yet.", {"before": before, "after": before})
+    session.log.compaction(compaction)
+    emit(
+        Compacted(
+            compaction.tier,
+            compaction.trigger,
+            compaction.before,
+            compaction.after,
+            compaction.summary,
+            compaction.refs,
+        )
+    )
+    data = {
+        "tier": compaction.tier,
+        "trigger": compaction.trigger,
+        "before": compaction.before,
+        "after": compaction.after,
+    }
+    return CommandResult(
+        "compact",
+        f"Compacted ({compaction.tier}): {compaction.before:,} → {compaction.after:,} tokens.",
+        data,
+    )
+
+
+async def _summary(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    task = session._schedule_memory(emit, force=True)
+    if task is not None:
+        try:
+            await task
+        except Exception as exc:  # noqa: BLE001
+            return CommandResult("summary", f"The session-memory update failed: {exc}", is_error=True)
+    note = session.memory.note
+    if not note:
+        return CommandResult("summary", "No session-memory note yet: there is no conversation to summarize.")
+    return CommandResult("summary", note, {"path": str(session.workspace / ".session_memory.md")})
+
+
+async def _context(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    data = session.breakdown()
+    status = session.status()
+    total = sum(data.values()) or 1
+    rows = ["| category | tokens | % |", "|---|---:|---:|"]
+    rows += [f"| {k.replace('_', ' ')} | {v:,} | {100 * v / total:.1f}% |" for k, v in data.items()]
+    head = f"Context: {status.used:,} / {status.budget:,} tokens ({100 * status.fraction:.0f}%)\n\n"
+    return CommandResult(
+        "context", head + "\n".join(rows), {**data, "used": status.used, "budget": status.budget}
+    )
+
+
+async def _clear(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    compaction = session.engine.clear()
+    session.log.compaction(compaction)
+    return CommandResult(
+        "clear",
+        "Cleared: the next message starts a fresh conversation. The earlier one stays in "
+        f"{session.log.path} and can be recalled.",
+    )
+
+
+async def _cost(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    data = session.cost()
+    usage = data["usage"]
+    text = (
+        f"Cost so far: ${data['total_cost_usd']:.4f} over {data['requests']} requests\n\n"
+        f"- input (uncached): {usage['input_tokens']:,}\n- cache write: {usage['cache_creation_input_tokens']:,}\n"
+        f"- cache read: {usage['cache_read_input_tokens']:,}\n- output: {usage['output_tokens']:,}\n"
+        f"- cache hit rate: {100 * data['cache_hit_rate']:.1f}%\n- compactions: {data.get('compactions', 0)}"
+    )
+    return CommandResult("cost", text, data)
+
+
+async def _model(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    if not arg:
+        names = ", ".join(MODEL_NAMES)
+        return CommandResult("model", f"Model: {session.model}. Known: {names}.", {"model": session.model})
+    session.set_model(arg)
+    return CommandResult(
+        "model", f"Model set to {arg} (window {session.info.context_window:,} tokens).", {"model": arg}
+    )
+
+
+async def _resume(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    if not arg:
+        rows = [
+            f"- `{s.id}` {s.started_at} — {s.turns} turns — {s.first_prompt[:60]}" for s in session.sessions()
+        ]
+        return CommandResult(
+            "resume",
+            "Sessions in this workspace:\n" + ("\n".join(rows) or "(none)"),
+            {"sessions": [s.__dict__ for s in session.sessions()]},
+        )
+    session.switch(arg)
+    return CommandResult(
+        "resume",
+        f"Resumed session {session.session_id} ({len(session.engine.messages)} messages in the view).",
+        {"session_id": session.session_id},
+    )
+
+
+async def _memory(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    note = session.memory.note
+    return CommandResult(
+        "memory",
+        note or "No session-memory note yet (it is written after ~10k tokens; /summary writes it now).",
+    )
+
+
+async def _todo(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    if not session.todo:
+        return CommandResult("todo", "The todo list is empty.", {"todos": []})
+    marks = {"completed": "[x]", "in_progress": "[~]"}
+    lines = [f"- {marks.get(t.get('status', ''), '[ ]')} {t.get('content', '')}" for t in session.todo]
+    return CommandResult("todo", "\n".join(lines), {"todos": list(session.todo)})
+
+
+async def _permissions(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    if arg:
+        if arg not in PERMISSION_MODES:
+            return CommandResult(
+                "permissions", f"Unknown mode {arg!r}: use {', '.join(PERMISSION_MODES)}.", is_error=True
+            )
+        session.set_permission_mode(arg)
+    return CommandResult(
+        "permissions",
+        f"Permission mode: {session.permission_mode}. Modes: ask (read-only tools "
+        "run; edits and bash ask), auto-edit (edits run; bash asks), yolo (everything runs; writes "
+        "outside the workspace still ask).",
+        {"mode": session.permission_mode},
+    )
+
+
+async def _export(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    parts = [f"# Session {session.session_id}\n"]
+    for message in session.conversation():
+        text = message.text.strip()
+        if text:
+            who = "You" if message.role == "user" else "Assistant"
+            parts.append(f"## {who}\n\n{text}\n")
+    markdown = "\n".join(parts)
+    if arg:
+        path = (session.workspace / arg).resolve()
+        path.write_text(markdown, encoding="utf-8")
+        return CommandResult("export", f"Exported to {path}.", {"path": str(path)})
+    return CommandResult("export", markdown, {"markdown": markdown})
+
+
+async def _quit(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    return CommandResult("quit", "Bye.", {"quit": True})
+
+
+HANDLERS: dict[str, Callable[[AgentSession, str, Emit], Awaitable[CommandResult]]] = {
+    "help": _help,
+    "compact": _compact,
+    "summary": _summary,
+    "context": _context,
+    "clear": _clear,
+    "cost": _cost,
+    "model": _model,
+    "resume": _resume,
+    "memory": _memory,
+    "todo": _todo,
+    "permissions": _permissions,
+    "export": _export,
+    "quit": _quit,
+    "exit": _quit,
+}
+
+__all__ = ["COMMANDS", "MODEL_NAMES", "run_command"]

@@ -1,0 +1,119 @@
+"""`agent -p`: run one prompt without a UI and print text, one JSON object, or a stream of events."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from agent_cli.core.events import (
+    CommandResult,
+    Compacted,
+    ErrorEvent,
+    Event,
+    Notice,
+    PermissionDenied,
+    TextDelta,
+    ThinkingDelta,
+    TurnFinished,
+)
+
+if TYPE_CHECKING:
+    from agent_cli.agent.runner import AgentSession
+
+OutputFormat = Literal["text", "json", "stream-json"]
+
+
+@dataclass
+class HeadlessRun:
+    result: str = ""
+    is_error: bool = False
+    stop_reason: str = ""
+    errors: list[str] = field(default_factory=list)
+    denied: list[str] = field(default_factory=list)
+    compactions: list[dict[str, object]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+async def run_headless(
+    session: AgentSession,
+    prompt: str,
+    fmt: OutputFormat = "text",
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """Run `prompt`; returns the process exit code (0 ok, 1 the run failed)."""
+    run = HeadlessRun()
+    for warning in session.warnings:
+        print(f"warning: {warning}", file=err)
+    async for event in session.submit(prompt):
+        _observe(run, event)
+        if fmt == "stream-json" and not isinstance(event, TextDelta | ThinkingDelta):
+            out.write(json.dumps({**event.to_json(), "session_id": session.session_id}, default=str) + "\n")
+            out.flush()
+        elif fmt == "stream-json":
+            out.write(json.dumps(event.to_json()) + "\n")
+        if isinstance(event, ErrorEvent | PermissionDenied) or (fmt == "text" and isinstance(event, Notice)):
+            print(_describe(event), file=err)
+    await session.wait_background()
+    if fmt == "json":
+        out.write(json.dumps(summary(session, run), indent=2) + "\n")
+    elif fmt == "stream-json":
+        out.write(json.dumps({"type": "result", **summary(session, run)}) + "\n")
+    else:
+        out.write(run.result.rstrip() + "\n" if run.result else "")
+    out.flush()
+    return 1 if run.is_error else 0
+
+
+def _observe(run: HeadlessRun, event: Event) -> None:
+    if isinstance(event, TurnFinished):
+        run.result = event.result
+        run.stop_reason = event.stop_reason
+        run.is_error = event.is_error or event.stop_reason in ("error", "interrupted")
+    elif isinstance(event, ErrorEvent):
+        run.errors.append(f"{event.error_kind}: {event.message}" + (f" ({event.hint})" if event.hint else ""))
+    elif isinstance(event, PermissionDenied):
+        run.denied.append(f"{event.call.name if event.call else '?'} {event.target}: {event.reason}")
+    elif isinstance(event, Compacted):
+        run.compactions.append(
+            {"tier": event.tier, "trigger": event.trigger, "before": event.before, "after": event.after}
+        )
+    elif isinstance(event, Notice) and event.level != "info":
+        run.warnings.append(event.text)
+    elif isinstance(event, CommandResult):
+        run.result = event.text
+
+
+def _describe(event: Event) -> str:
+    if isinstance(event, ErrorEvent):
+        return f"error ({event.error_kind}): {event.message}" + (f"\n  {event.hint}" if event.hint else "")
+    if isinstance(event, PermissionDenied):
+        return f"denied: {event.call.name if event.call else '?'} {event.target} — {event.reason}"
+    if isinstance(event, Notice):
+        return f"{event.level}: {event.text}"
+    return str(event)
+
+
+def summary(session: AgentSession, run: HeadlessRun) -> dict[str, object]:
+    status = session.status()
+    totals = session.totals
+    result = run.result
+    if run.is_error and not result and run.errors:
+        result = run.errors[-1]
+    return {
+        "result": result,
+        "session_id": session.session_id,
+        "num_turns": totals.requests,
+        "is_error": run.is_error,
+        "stop_reason": run.stop_reason,
+        "total_cost_usd": round(totals.cost_usd, 6),
+        "usage": totals.usage.to_json(),
+        "cache_hit_rate": round(totals.cache_hit_rate(), 4),
+        "compactions": run.compactions,
+        "context": {"used": status.used, "budget": status.budget},
+        "permission_denials": run.denied,
+        "errors": run.errors,
+        "warnings": run.warnings,
+    }

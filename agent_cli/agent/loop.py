@@ -1,0 +1,377 @@
+"""The agent loop: send the view, stream the answer, run the tools, feed the results back.
+
+It knows the engine only as "append, build, observe, compact if the policy says so, recover from
+an overflow": the tiers are the engine's business. Every change to the view is logged first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agent_cli.core.errors import ContextOverflowError, ProviderError
+from agent_cli.core.events import (
+    AssistantMessage,
+    Compacted,
+    ContextUpdate,
+    ErrorEvent,
+    Event,
+    Notice,
+    PermissionDenied,
+    PermissionRequest,
+    RequestStarted,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdate,
+)
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, ToolCall, Trust, Usage
+from agent_cli.llm.base import (
+    Provider,
+    StreamDone,
+    StreamRetry,
+    StreamText,
+    StreamThinking,
+    StreamToolStart,
+    StreamUsage,
+)
+from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.registry import ToolRegistry, run_call
+
+if TYPE_CHECKING:
+    from agent_cli.agent.session import EventLog
+    from agent_cli.context.engine import ContextEngine
+    from agent_cli.context.model import Compaction
+
+Emit = Callable[[Event], None]
+INTERRUPTED = "[interrupted by the person before this tool finished]"
+
+
+@dataclass
+class Totals:
+    """What the session has spent so far."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    requests: int = 0
+
+    def cache_hit_rate(self) -> float:
+        total = self.usage.total_input
+        return self.usage.cache_read_input_tokens / total if total else 0.0
+
+
+class Loop:
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        engine: ContextEngine,
+        tools: ToolRegistry,
+        permissions: Permissions,
+        log: EventLog,
+        tool_ctx: ToolContext,
+        model: ModelInfo,
+        max_tokens: int,
+        max_turns: int,
+        interactive: bool,
+        totals: Totals | None = None,
+        debug: bool = False,
+    ):
+        self.provider = provider
+        self.engine = engine
+        self.tools = tools
+        self.permissions = permissions
+        self.log = log
+        self.tool_ctx = tool_ctx
+        self.model = model
+        self.max_tokens = max_tokens
+        self.max_turns = max_turns
+        self.interactive = interactive
+        self.totals = totals or Totals()
+        self.debug = debug
+        self.turn = 0
+        self.tool_calls_run = 0
+
+    # -- the view: every change is logged, then applied ------------------------------------------
+    def _append(self, kind: str, message: Message, emit: Emit, **extra: object) -> None:
+        appended = self.engine.append(message)
+        self.log.message(kind, appended.message, **extra)
+        for compaction in appended.compactions:
+            self._record(compaction, emit, applied=True)
+        self._check()
+
+    def _record(self, compaction: Compaction, emit: Emit, *, applied: bool) -> None:
+        self.log.compaction(compaction)
+        if not applied:
+            self.engine.apply(compaction)
+        if compaction.tier != "T0":
+            emit(
+                Compacted(
+                    compaction.tier,
+                    compaction.trigger,
+                    compaction.before,
+                    compaction.after,
+                    compaction.summary,
+                    compaction.refs,
+                )
+            )
+        self._check()
+
+    def _check(self) -> None:
+        if self.debug:
+            from agent_cli.context.invariants import assert_valid
+
+            assert_valid(self.engine.messages)
+
+    def _close_dangling_user(self) -> None:
+        """Roles must alternate: a person's message after an unanswered one gets a visible stand-in."""
+        if self.engine.messages and self.engine.messages[-1].role == "user":
+            stand_in = Message(
+                "assistant",
+                (
+                    Block.text_block(
+                        "(no response: the previous turn ended early)",
+                        BlockMeta(Trust.ASSISTANT, "assistant"),
+                    ),
+                ),
+                self.turn,
+            )
+            appended = self.engine.append(stand_in)
+            self.log.message(
+                "assistant", appended.message, usage=Usage().to_json(), model="", stop_reason="stand_in"
+            )
+
+    # -- a turn ------------------------------------------------------------------------------------
+    async def run(self, prompt: str, emit: Emit, *, user_message: Message | None = None) -> TurnFinished:
+        self.turn += 1
+        emit(TurnStarted(prompt))
+        self._close_dangling_user()
+        message = user_message or Message(
+            "user", (Block.text_block(prompt, BlockMeta(Trust.USER, "user", time.time())),), self.turn
+        )
+        self._append("user", message, emit, prompt=prompt)
+        emit(ContextUpdate(self.engine.status()))
+        result = ""
+        pending: list[Block] = []  # tool_use blocks of the current response still to be answered
+        results: list[Block] = []
+        try:
+            for step in range(self.max_turns):
+                for compaction in await self.engine.maybe_compact():
+                    self._record(compaction, emit, applied=True)
+                emit(ContextUpdate(self.engine.status()))
+                done = await self._request(step, emit)
+                if done is None:
+                    return self._finish(emit, "error", result, is_error=True)
+                result = done.message.text or result
+                pending = done.message.tool_uses()
+                if not pending:
+                    return self._finish(emit, done.stop_reason or "end_turn", result)
+                results = []
+                while pending:
+                    results.append(await self._run_tool(pending[0], emit))
+                    pending.pop(0)
+                self._append("tool_results", Message("user", tuple(results), self.turn), emit)
+                results = []
+                emit(ContextUpdate(self.engine.status()))
+            emit(
+                Notice(
+                    f"stopped after {self.max_turns} model calls (max_turns); say 'continue' to go on",
+                    "warning",
+                )
+            )
+            return self._finish(emit, "max_turns", result)
+        except asyncio.CancelledError:
+            self._close_interrupted(pending, results)
+            emit(Notice("interrupted", "warning"))
+            return self._finish(emit, "interrupted", result)
+
+    def _close_interrupted(self, pending: list[Block], results: list[Block]) -> None:
+        """Every tool_use of the last response gets a result, so the conversation stays valid."""
+        if not pending:
+            return
+        closed = list(results) + [
+            Block.tool_result(
+                b.id, INTERRUPTED, is_error=True, meta=BlockMeta(Trust.TOOL, "tool", time.time(), b.name)
+            )
+            for b in pending
+        ]
+        appended = self.engine.append(Message("user", tuple(closed), self.turn))
+        self.log.message("tool_results", appended.message, interrupted=True)
+        for compaction in appended.compactions:
+            self.log.compaction(compaction)
+
+    def _finish(self, emit: Emit, stop_reason: str, result: str, *, is_error: bool = False) -> TurnFinished:
+        self.log.append("turn_end", stop_reason=stop_reason)
+        event = TurnFinished(stop_reason, result, self.turn, is_error)
+        emit(ContextUpdate(self.engine.status()))
+        emit(event)
+        return event
+
+    # -- one model call, with overflow recovery ---------------------------------------------------
+    async def _request(self, step: int, emit: Emit) -> StreamDone | None:
+        overflow_tries = 0
+        while True:
+            request = self.engine.build_request(max_tokens=self.max_tokens)
+            emit(RequestStarted(step))
+            streamed = ""
+            try:
+                done = None
+                async for event in self.provider.stream(request):
+                    if isinstance(event, StreamText):
+                        streamed += event.text
+                        emit(TextDelta(event.text))
+                    elif isinstance(event, StreamThinking):
+                        emit(ThinkingDelta(event.text))
+                    elif isinstance(event, StreamToolStart):
+                        pass
+                    elif isinstance(event, StreamUsage):
+                        emit(ContextUpdate(self._streaming_status(event.usage)))
+                    elif isinstance(event, StreamRetry):
+                        emit(Retrying(event.attempt, event.delay, event.reason))
+                        self.log.append(
+                            "retry", attempt=event.attempt, delay=event.delay, reason=event.reason
+                        )
+                    elif isinstance(event, StreamDone):
+                        done = event
+                if done is None:
+                    raise ProviderError("network", "the response ended before it was complete")
+            except ContextOverflowError as exc:
+                overflow_tries += 1
+                self.log.append(
+                    "error", kind=exc.kind, message=str(exc), tokens=exc.tokens, maximum=exc.maximum
+                )
+                if overflow_tries > self.engine.config.emergency_retries:
+                    emit(ErrorEvent(exc.kind, str(exc), "the context could not be cut enough; try /clear"))
+                    return None
+                emit(
+                    Notice(
+                        f"prompt too long ({exc.tokens:,} > {exc.maximum:,} tokens): dropping the oldest turns "
+                        f"(try {overflow_tries}/{self.engine.config.emergency_retries})",
+                        "warning",
+                    )
+                )
+                self._record(self.engine.emergency(exc), emit, applied=True)
+                continue
+            except asyncio.CancelledError:
+                if streamed:
+                    self._keep_partial(streamed)
+                raise
+            except ProviderError as exc:
+                self.log.append("error", kind=exc.kind, message=str(exc), status=exc.status)
+                emit(ErrorEvent(exc.kind, str(exc), exc.hint or _hint(exc)))
+                if streamed:
+                    self._keep_partial(streamed)
+                return None
+            self._accept(request, done, emit)
+            return done
+
+    def _accept(self, request, done: StreamDone, emit: Emit) -> None:
+        message = Message("assistant", done.message.blocks, self.turn)
+        appended = self.engine.append(message)
+        self.log.assistant(appended.message, done.usage, self.model.name, done.stop_reason)
+        for warning in self.engine.observe(request, done.usage):
+            emit(Notice(warning, "warning"))
+            self.log.append("warning", message=warning)
+        self.totals.usage = self.totals.usage + done.usage
+        self.totals.cost_usd += self.model.cost(done.usage)
+        self.totals.requests += 1
+        emit(AssistantMessage(appended.message, done.usage, done.stop_reason))
+        emit(UsageUpdate(done.usage, self.totals.usage, self.totals.cost_usd, self.totals.cache_hit_rate()))
+        emit(ContextUpdate(self.engine.status()))
+        self._check()
+
+    def _keep_partial(self, text: str) -> None:
+        """A response cut short still happened: keep its words, marked, so the next turn is valid."""
+        meta = BlockMeta(Trust.ASSISTANT, "assistant", time.time())
+        message = Message(
+            "assistant", (Block.text_block(text.rstrip() + "\n\n[response interrupted]", meta),), self.turn
+        )
+        appended = self.engine.append(message)
+        self.log.assistant(appended.message, Usage(), self.model.name, "interrupted")
+
+    def _streaming_status(self, usage: Usage):
+        status = self.engine.status()
+        if usage.total_input:
+            from dataclasses import replace
+
+            status = replace(status, used=max(status.used, usage.total_input + usage.output_tokens))
+        return status
+
+    # -- tools -------------------------------------------------------------------------------------
+    async def _run_tool(self, block: Block, emit: Emit) -> Block:
+        call = ToolCall.from_block(block)
+        tool = self.tools.get(call.name)
+        target = _target(tool, call)
+        started = time.monotonic()
+        meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
+        denied = await self._permission(tool, call, target, emit) if tool is not None else None
+        if denied:
+            result = ToolResult(denied, is_error=True)
+        else:
+            emit(ToolStarted(call, target))
+            result = await run_call(self.tools, call, self.tool_ctx)
+            self.tool_calls_run += 1
+        duration = time.monotonic() - started
+        emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
+        if result.meta:
+            meta_json = json.dumps(result.meta, default=str)
+            self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
+        return Block.tool_result(call.id, result.output, result.is_error, meta)
+
+    async def _permission(self, tool, call: ToolCall, target: str, emit: Emit) -> str | None:
+        """None when the call may run; else the message the model reads."""
+        decision = self.permissions.decide(tool, call.input)
+        if decision == "allow":
+            return None
+        if decision == "ask" and self.interactive:
+            future: asyncio.Future = asyncio.get_running_loop().create_future()
+            emit(PermissionRequest(call, target, self.permissions.describe_rule(tool, call.input), future))
+            answer = await future
+            self.log.append("permission", tool=call.name, target=target, answer=answer)
+            if answer == "allow_always":
+                self.permissions.allow_always(tool, call.input)
+                return None
+            if answer == "allow_once":
+                return None
+            emit(PermissionDenied(call, target, "denied by the person"))
+            return (
+                f"The person denied permission to run {call.name} on {target}. Ask them or try another way."
+            )
+        reason = (
+            f"not allowed in permission mode '{self.permissions.mode}' without a person to ask"
+            if decision == "ask"
+            else "not allowed"
+        )
+        emit(PermissionDenied(call, target, reason))
+        self.log.append("permission", tool=call.name, target=target, answer="deny", reason=reason)
+        return (
+            f"Permission denied: {call.name} {target} is {reason}. "
+            "Re-run agent with --permission-mode auto-edit or yolo to allow it."
+        )
+
+
+def _target(tool, call: ToolCall) -> str:
+    if tool is None:
+        return ""
+    try:
+        return tool.target(call.input)
+    except Exception:  # noqa: BLE001 - a label must never break a turn
+        return ""
+
+
+def _hint(exc: ProviderError) -> str:
+    return {
+        "auth": "set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or run `agent --demo`",
+        "rate_limit": "the API is rate limiting; wait a little and send your message again",
+        "overloaded": "the API is overloaded; wait a little and send your message again",
+        "network": "check your connection (or ANTHROPIC_BASE_URL) and send your message again",
+    }.get(exc.kind, "send your message again; /clear starts afresh if it keeps failing")

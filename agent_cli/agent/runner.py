@@ -1,0 +1,302 @@
+"""An agent session: the loop, the engine, the log and the tools put together behind `AgentBackend`.
+
+`submit` runs a prompt or a slash command as a task that feeds a queue of events; `interrupt`
+cancels that task, and the loop closes whatever was open so the conversation stays valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_cli.agent.api import CommandSpec, SessionInfo
+from agent_cli.agent.config import Config
+from agent_cli.agent.loop import Loop, Totals
+from agent_cli.agent.session import (
+    EventLog,
+    SessionStore,
+    conversation,
+    ensure_git_exclude,
+    new_session_id,
+    read_events,
+    replay_into,
+)
+from agent_cli.context.assemble import environment_text, read_user_context
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.model import Summarizer
+from agent_cli.context.prompts import load_prompt
+from agent_cli.context.store import DirStore
+from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
+from agent_cli.core.types import Message, Usage
+from agent_cli.llm.base import Provider, Request
+from agent_cli.llm.models import model_info, summarizer_for
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.registry import ToolRegistry, default_tools
+
+
+@dataclass(frozen=True)
+class SessionSetup:
+    """Where and how a session starts: a new id, or one to resume."""
+
+    workspace: Path
+    resume_id: str | None = None
+    interactive: bool = True
+
+
+class AgentSession:
+    """Implements agent.api.AgentBackend."""
+
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider,
+        setup: SessionSetup,
+        tools: ToolRegistry | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.config = config
+        self.provider = provider
+        self.workspace = setup.workspace.resolve()
+        self.interactive = setup.interactive
+        self.clock = clock
+        self.tools = tools or default_tools()
+        self.store = SessionStore(config.sessions_root(self.workspace))
+        self.model = config.model
+        self.permission_mode = config.permission_mode
+        self.warnings: list[str] = []
+        self._task: asyncio.Task | None = None
+        self._memory_task: asyncio.Task | None = None
+        self.totals = Totals()
+        ensure_git_exclude(self.workspace)
+        self._open(setup.resume_id)
+
+    # -- construction ------------------------------------------------------------------------------
+    def _open(self, resume_id: str | None) -> None:
+        events: list[dict[str, Any]] = []
+        if resume_id:
+            self.session_id = self.store.resolve(resume_id)
+            loaded = read_events(self.store.path(self.session_id) / "events.jsonl")
+            events, self.warnings = loaded.events, list(loaded.warnings)
+            for event in events:
+                if event.get("type") == "config" and event.get("model"):
+                    self.model = event["model"]
+        else:
+            self.session_id = new_session_id(self.clock())
+        self.session_dir = self.store.path(self.session_id)
+        self.log = EventLog(self.session_dir)
+        if not resume_id:
+            self.log.append("session_start", id=self.session_id, cwd=str(self.workspace), model=self.model)
+        self.info = model_info(self.model, self.config.context_window or None)
+        self.dir_store = DirStore(self.session_dir)
+        self.engine = ContextEngine(
+            config=self.config.context,
+            model=self.info,
+            system_prompt=load_prompt("system"),
+            tools=self.tools.schemas(),
+            user_context=self._user_context(),
+            store=self.dir_store,
+            summarizer=self._summarize,
+            clock=self.clock,
+            tool_compactable=self.tools.is_compactable,
+        )
+        self.todo: list[dict[str, Any]] = []
+        self.tool_ctx = ToolContext(self.workspace, self.session_dir, self.dir_store, self.todo)
+        self.permissions = Permissions(self.permission_mode, self.workspace)
+        replay_into(events, self.engine)
+        self._restore_totals(events)
+        self.loop = Loop(
+            provider=self.provider,
+            engine=self.engine,
+            tools=self.tools,
+            permissions=self.permissions,
+            log=self.log,
+            tool_ctx=self.tool_ctx,
+            model=self.info,
+            max_tokens=self.config.max_tokens,
+            max_turns=self.config.max_turns,
+            interactive=self.interactive,
+            totals=self.totals,
+            debug=self.config.debug,
+        )
+        self.loop.turn = sum(1 for e in events if e.get("type") == "user" and "prompt" in e)
+        self.memory = self._make_memory()
+
+    def _user_context(self) -> str:
+        parts = [read_user_context(self.workspace), environment_text(self.workspace, self.clock())]
+        return "\n\n".join(p for p in parts if p)
+
+    def _restore_totals(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            if event.get("type") == "assistant" and event.get("usage"):
+                usage = Usage.from_json(event["usage"])
+                self.totals.usage = self.totals.usage + usage
+                self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
+                self.totals.requests += 1 if usage.total_input else 0
+            elif event.get("type") == "todo":
+                self.todo[:] = event.get("todos", [])
+
+    def _make_memory(self):
+        from agent_cli.agent.memory import SessionMemory
+
+        memory = SessionMemory(
+            self.session_dir, self.workspace, self._summarize, self.config.context, self.engine.counter
+        )
+        memory.load()
+        self.engine.memory_note, self.engine.memory_covers = memory.note, memory.covers
+        return memory
+
+    async def _summarize(self, system: str, content: str) -> str:
+        model = self.config.summarizer_model or summarizer_for(self.model)
+        request = Request(
+            model=model,
+            system=[{"type": "text", "text": system}],
+            messages=[{"role": "user", "content": [{"type": "text", "text": content}]}],
+            max_tokens=min(8_000, self.config.max_tokens),
+            metadata={"purpose": "summary"},
+        )
+        done = await self.provider.complete(request)
+        self.totals.usage = self.totals.usage + done.usage
+        self.totals.cost_usd += model_info(model).cost(done.usage)
+        text = done.message.text.strip()
+        if not text:
+            raise RuntimeError("the summarizer returned no text")
+        return text
+
+    @property
+    def summarizer(self) -> Summarizer:
+        return self._summarize
+
+    # -- AgentBackend ------------------------------------------------------------------------------
+    def status(self) -> ContextStatus:
+        return self.engine.status()
+
+    def breakdown(self) -> dict[str, int]:
+        return self.engine.breakdown()
+
+    def sessions(self) -> list[SessionInfo]:
+        return list(self.store.list())
+
+    def conversation(self) -> list[Message]:
+        return conversation(read_events(self.log.path).events)
+
+    def commands(self) -> list[CommandSpec]:
+        from agent_cli.agent.commands import COMMANDS
+
+        return list(COMMANDS)
+
+    def cost(self) -> dict[str, Any]:
+        usage = self.totals.usage
+        return {
+            "total_cost_usd": round(self.totals.cost_usd, 6),
+            "requests": self.totals.requests,
+            "usage": usage.to_json(),
+            "cache_hit_rate": round(self.totals.cache_hit_rate(), 4),
+            **self.engine.metrics(),
+        }
+
+    def interrupt(self) -> None:
+        if self._task and not self._task.done():
+            self._task.cancel()
+
+    async def submit(self, text: str) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        if text.startswith("/") and not text.startswith("//"):
+            from agent_cli.agent.commands import run_command
+
+            work = run_command(self, text, queue.put_nowait)
+        else:
+            work = self._turn(text.removeprefix("/") if text.startswith("//") else text, queue.put_nowait)
+        self._task = asyncio.ensure_future(work)
+        self._task.add_done_callback(lambda t: _surface(t, queue.put_nowait))
+        while True:
+            event = await queue.get()
+            yield event
+            if isinstance(event, TurnFinished):
+                break
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+
+    async def _turn(self, prompt: str, emit: Callable[[Event], None]) -> TurnFinished:
+        try:
+            return await self.loop.run(prompt, emit)
+        finally:
+            self._after_turn(emit)
+
+    def _after_turn(self, emit: Callable[[Event], None]) -> None:
+        if self.todo:
+            self.log.append("todo", todos=list(self.todo))
+        self._schedule_memory(emit)
+
+    def _schedule_memory(self, emit: Callable[[Event], None], force: bool = False) -> asyncio.Task | None:
+        """Update the session-memory note in the background when §7's thresholds say so."""
+        if self._memory_task and not self._memory_task.done():
+            return self._memory_task
+        counts = [self.engine.counter.message(m) for m in self.engine.messages]
+        total = sum(counts)
+        since = sum(counts[self.memory.covers :]) if self.memory.covers <= len(counts) else total
+        calls = sum(len(m.tool_uses()) for m in self.engine.messages[self.memory.covers :])
+        if not force and not self.memory.should_update(since, calls, total):
+            return None
+        messages, covers = list(self.engine.messages), len(self.engine.messages)
+
+        async def update() -> str:
+            note = await self.memory.update(messages, covers)
+            self.engine.memory_note, self.engine.memory_covers = self.memory.note, self.memory.covers
+            self.log.append("memory", covers=covers, tokens=self.engine.counter.text(note))
+            return note
+
+        self._memory_task = asyncio.ensure_future(update())
+        self._memory_task.add_done_callback(lambda t: _memory_failed(t, emit, self.log))
+        return self._memory_task
+
+    async def wait_background(self) -> None:
+        if self._memory_task:
+            with contextlib.suppress(Exception):
+                await self._memory_task
+
+    def set_model(self, name: str) -> None:
+        self.model = name
+        self.info = model_info(name, self.config.context_window or None)
+        self.engine.set_model(self.info)
+        self.loop.model = self.info
+        self.log.append("config", model=name)
+
+    def set_permission_mode(self, mode: str) -> None:
+        self.permission_mode = mode
+        self.permissions.mode = mode
+        self.log.append("config", permission_mode=mode)
+
+    def switch(self, session_id: str | None) -> None:
+        """/resume ID or /clear into a new session: reopen everything on that log."""
+        self.log.close()
+        self.totals = Totals()
+        self._open(session_id)
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:
+    """A crash in the turn's task still ends the turn, visibly, instead of hanging the front end."""
+    if task.cancelled():
+        emit(TurnFinished("interrupted", "", 0, False))
+        return
+    exc = task.exception()
+    if exc is not None:
+        emit(Notice(f"internal error: {type(exc).__name__}: {exc}", "error"))
+        emit(TurnFinished("error", str(exc), 0, True))
+
+
+def _memory_failed(task: asyncio.Task, emit: Callable[[Event], None], log: EventLog) -> None:
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is not None:
+        log.append("error", kind="memory", message=str(exc))
+        emit(Notice(f"session memory update failed: {exc}", "warning"))

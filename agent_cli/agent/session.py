@@ -1,0 +1,209 @@
+"""The session event log: the source of truth. Append-only, one JSON object per line, fsync'd.
+
+Layout: `<root>/<id>/events.jsonl`, `<root>/<id>/tool-results/`, `<root>/<id>/session_memory.md`.
+The LLM view is a projection of the log (see `replay_into`); so is the conversation view.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent_cli.agent.api import SessionInfo
+from agent_cli.context.model import Compaction
+from agent_cli.core.errors import SessionError
+from agent_cli.core.types import Message, Usage
+
+EVENTS = "events.jsonl"
+
+
+def new_session_id(now: float | None = None) -> str:
+    stamp = datetime.fromtimestamp(now or time.time(), UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def ensure_git_exclude(
+    workspace: Path, patterns: tuple[str, ...] = (".agent/", ".session_memory.md")
+) -> None:
+    """Keep our files out of the person's `git status` (.git/info/exclude, never .gitignore)."""
+    git = workspace / ".git"
+    if not git.is_dir():
+        return
+    exclude = git / "info" / "exclude"
+    try:
+        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        missing = [p for p in patterns if p not in existing.splitlines()]
+        if missing:
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            with exclude.open("a", encoding="utf-8") as fh:
+                if existing and not existing.endswith("\n"):
+                    fh.write("\n")
+                fh.write("# added by agent\n" + "".join(p + "\n" for p in missing))
+    except OSError:
+        pass  # a read-only .git is not a reason to fail
+
+
+class EventLog:
+    """Appends events to `events.jsonl`, flushing and fsyncing after each one."""
+
+    def __init__(self, session_dir: Path):
+        self.dir = session_dir
+        self.path = session_dir / EVENTS
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "tool-results").mkdir(exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def append(self, type_: str, **fields: Any) -> dict[str, Any]:
+        event = {"type": type_, "ts": time.time(), **fields}
+        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        self._fh.write(line + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        return event
+
+    # typed helpers, so the shape of each event lives in one place
+    def message(self, type_: str, message: Message, **extra: Any) -> None:
+        self.append(type_, message=message.to_json(), **extra)
+
+    def assistant(self, message: Message, usage: Usage, model: str, stop_reason: str) -> None:
+        self.append(
+            "assistant",
+            message=message.to_json(),
+            usage=usage.to_json(),
+            model=model,
+            stop_reason=stop_reason,
+        )
+
+    def compaction(self, compaction: Compaction) -> None:
+        self.append("compaction", compaction=compaction.to_json())
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+@dataclass
+class LoadedLog:
+    events: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_events(path: Path) -> LoadedLog:
+    """Read a log; a torn last line (crash mid-write) or a corrupt line is skipped with a warning."""
+    out = LoadedLog()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SessionError(f"cannot read session log {path}: {exc}") from exc
+    lines = raw.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line.decode("utf-8"))
+            if not isinstance(event, dict) or "type" not in event:
+                raise ValueError("not an event object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
+            what = "torn last line (an interrupted write)" if last else f"corrupt line {number}"
+            out.warnings.append(f"{path.name}: skipped {what}: {str(exc)[:80]}")
+            continue
+        out.events.append(event)
+    return out
+
+
+class ViewSink(Protocol):
+    """What a log is replayed into (the context engine)."""
+
+    def append(self, message: Message, *, ingest: bool = True) -> Any: ...
+
+    def apply(self, compaction: Compaction) -> None: ...
+
+
+MESSAGE_EVENTS = ("user", "assistant", "tool_results")
+
+
+def replay_into(events: list[dict[str, Any]], sink: ViewSink) -> None:
+    """Rebuild the LLM view: every message appended as logged, every compaction applied in order."""
+    for event in events:
+        kind = event.get("type")
+        if kind in MESSAGE_EVENTS:
+            sink.append(Message.from_json(event["message"]), ingest=False)
+        elif kind == "compaction":
+            sink.apply(Compaction.from_json(event["compaction"]))
+
+
+def conversation(events: list[dict[str, Any]]) -> list[Message]:
+    """Every message as it happened (no compaction applied): the transcript a person scrolls through."""
+    messages: list[Message] = []
+    for event in events:
+        if event.get("type") in MESSAGE_EVENTS:
+            messages.append(Message.from_json(event["message"]))
+        elif event.get("type") == "compaction" and event["compaction"].get("tier") == "clear":
+            messages.clear()
+    return messages
+
+
+def first_prompt(events: list[dict[str, Any]]) -> str:
+    for event in events:
+        if event.get("type") == "user" and event.get("prompt"):
+            return str(event["prompt"])
+    return ""
+
+
+class SessionStore:
+    """The sessions of one workspace: `<workspace>/.agent/sessions` unless configured otherwise."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def path(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise SessionError(f"bad session id {session_id!r}")
+        return self.root / session_id
+
+    def exists(self, session_id: str) -> bool:
+        return (self.path(session_id) / EVENTS).exists()
+
+    def ids(self) -> list[str]:
+        """Session ids, oldest first (ids start with their UTC start time)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if (p / EVENTS).exists())
+
+    def latest(self) -> str | None:
+        ids = self.ids()
+        return ids[-1] if ids else None
+
+    def resolve(self, session_id: str) -> str:
+        """An exact id, or a unique prefix of one."""
+        if self.exists(session_id):
+            return session_id
+        matches = [i for i in self.ids() if i.startswith(session_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise SessionError(
+                f"no session {session_id!r} in {self.root}",
+            )
+        raise SessionError(f"session id {session_id!r} is ambiguous: {', '.join(matches[:5])}")
+
+    def info(self, session_id: str) -> SessionInfo:
+        loaded = read_events(self.path(session_id) / EVENTS)
+        started = next((e.get("ts") for e in loaded.events), None)
+        when = datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds") if started else ""
+        turns = sum(1 for e in loaded.events if e.get("type") == "user" and e.get("prompt") is not None)
+        return SessionInfo(session_id, when, first_prompt(loaded.events), turns, str(self.path(session_id)))
+
+    def list(self) -> Iterator[SessionInfo]:
+        for session_id in reversed(self.ids()):
+            try:
+                yield self.info(session_id)
+            except SessionError:
+                continue

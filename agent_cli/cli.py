@@ -1,0 +1,278 @@
+"""The composition root: config -> provider, tools, engine, loop -> TUI or headless.
+
+Imports are lazy: `--version` and `--help` load neither textual nor the anthropic SDK.
+"""
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_cli.agent.config import Config
+    from agent_cli.agent.runner import AgentSession
+    from agent_cli.llm.base import Provider
+
+NO_KEY = (
+    "No API key found. Set one with\n\n"
+    "    export ANTHROPIC_API_KEY=sk-ant-...\n\n"
+    "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server), then run `agent` again.\n"
+    "To try agent without a key, run `agent --demo` (a scripted model, offline)."
+)
+PICK = "@pick"
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["-V"]):
+        from agent_cli import __version__
+
+        print(f"agent {__version__}")
+        return
+    app = _typer_app()
+    app(args=_normalize(argv), prog_name="agent")
+
+
+def _normalize(argv: list[str]) -> list[str]:
+    """`--resume` with no id means: pick one (typer options cannot take an optional value)."""
+    out = []
+    for index, arg in enumerate(argv):
+        out.append(arg)
+        if arg in ("--resume", "-r"):
+            following = argv[index + 1] if index + 1 < len(argv) else None
+            if following is None or following.startswith("-"):
+                out.append(PICK)
+    return out
+
+
+def _typer_app():
+    import typer
+
+    app = typer.Typer(
+        add_completion=False,
+        invoke_without_command=True,
+        no_args_is_help=False,
+        help="agent — a terminal coding agent with a context engine.",
+    )
+
+    @app.callback()
+    def run(
+        ctx: typer.Context,
+        prompt: str | None = typer.Option(
+            None, "-p", "--print", help="Run this task headless and print the answer."
+        ),
+        output_format: str = typer.Option(
+            "text", "--output-format", help="text | json | stream-json (with -p)."
+        ),
+        resume: str | None = typer.Option(
+            None, "--resume", "-r", help="Resume a session by id (or pick one)."
+        ),
+        continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session here."),
+        model: str | None = typer.Option(None, "--model", "-m", help="Model name."),
+        provider: str | None = typer.Option(None, "--provider", help="anthropic | scripted | openai."),
+        permission_mode: str | None = typer.Option(None, "--permission-mode", help="ask | auto-edit | yolo."),
+        budget_tokens: int | None = typer.Option(None, "--budget-tokens", help="Context budget in tokens."),
+        max_turns: int | None = typer.Option(None, "--max-turns", help="Model calls per prompt."),
+        script: str | None = typer.Option(None, "--script", help="Script for the scripted provider."),
+        demo: bool = typer.Option(False, "--demo", help="A scripted model, offline, no key needed."),
+        debug: bool = typer.Option(False, "--debug", help="Check context invariants after every change."),
+        version: bool = typer.Option(False, "--version", "-V", help="Print the version."),
+    ) -> None:
+        if version:
+            from agent_cli import __version__
+
+            typer.echo(f"agent {__version__}")
+            raise typer.Exit()
+        if ctx.invoked_subcommand is not None:
+            return
+        if output_format not in ("text", "json", "stream-json"):
+            raise typer.BadParameter("use text, json or stream-json", param_hint="--output-format")
+        if prompt is not None:
+            _warm_sdk()  # the SDK takes ~2 s to import: start now, in parallel with the rest
+        overrides: dict[str, Any] = {
+            "model": model,
+            "provider": "scripted" if demo or script else provider,
+            "permission_mode": permission_mode,
+            "max_turns": max_turns,
+            "script": script,
+            "debug": debug or None,
+            "context.budget_tokens": budget_tokens,
+        }
+        config = _config(overrides)
+        workspace = Path.cwd()
+        resume_id = _resume_id(config, workspace, resume, continue_)
+        if prompt is not None:
+            code = _headless(config, workspace, prompt, output_format, resume_id, demo)
+            raise typer.Exit(code)
+        _tui(config, workspace, resume_id, demo, pick=resume == PICK)
+
+    @app.command()
+    def sessions() -> None:
+        """List the sessions of this workspace: id, start time, turns, first prompt."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from agent_cli.agent.session import SessionStore
+
+        config = _config({})
+        store = SessionStore(config.sessions_root(Path.cwd()))
+        infos = list(store.list())
+        console = Console()
+        if not infos:
+            console.print(f"No sessions in {store.root}")
+            return
+        table = Table("id", "started (UTC)", "turns", "first prompt")
+        for info in infos:
+            table.add_row(info.id, info.started_at, str(info.turns), info.first_prompt[:70])
+        console.print(table)
+
+    @app.command()
+    def replay(
+        file: Path = typer.Argument(
+            ..., exists=True, dir_okay=False, help="Claude Code JSONL or our events.jsonl."
+        ),
+        policy: str = typer.Option("default", "--policy", help="default | none | claude-code | masking."),
+        budget_tokens: int | None = typer.Option(None, "--budget-tokens", help="Context budget in tokens."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        """Drive the context engine over a recorded session and report tokens, cache and cost."""
+        import json
+
+        from agent_cli.replay.driver import replay as run_replay
+
+        result = run_replay(file, policy=policy, budget_tokens=budget_tokens)
+        if as_json:
+            typer.echo(json.dumps(result.to_json(), indent=2))
+        else:
+            from rich.console import Console
+
+            from agent_cli.replay.report import render_table
+
+            render_table(result, Console())
+
+    return app
+
+
+def _warm_sdk() -> None:
+    import threading
+
+    def load() -> None:
+        try:
+            import anthropic  # noqa: F401
+        except Exception:  # noqa: BLE001 - the real import reports it
+            pass
+
+    threading.Thread(target=load, daemon=True, name="warm-anthropic").start()
+
+
+def _config(overrides: dict[str, Any]) -> "Config":
+    from agent_cli.agent.config import load_config
+    from agent_cli.core.errors import ConfigError
+
+    try:
+        return load_config(Path.cwd(), overrides)
+    except ConfigError as exc:
+        _fail(f"configuration error: {exc}")
+        raise
+
+
+def _fail(message: str, code: int = 2) -> None:
+    print(f"agent: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def _resume_id(config: "Config", workspace: Path, resume: str | None, continue_: bool) -> str | None:
+    from agent_cli.agent.session import SessionStore
+    from agent_cli.core.errors import SessionError
+
+    store = SessionStore(config.sessions_root(workspace))
+    if continue_:
+        latest = store.latest()
+        if latest is None:
+            _fail(f"--continue: no earlier session in {store.root}")
+        return latest
+    if resume and resume != PICK:
+        try:
+            return store.resolve(resume)
+        except SessionError as exc:
+            _fail(str(exc))
+    return None
+
+
+def make_provider(config: "Config", demo: bool) -> "Provider":
+    """The provider the config names. Raises ConfigError when it cannot be built."""
+    if config.provider == "scripted":
+        from agent_cli.llm.scripted import Script, ScriptedProvider, demo_provider
+
+        if config.script:
+            return ScriptedProvider(Script.load(Path(config.script)), model=config.model)
+        return demo_provider()
+    if config.provider == "openai":
+        from agent_cli.llm.openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider()
+    from agent_cli.llm.anthropic import AnthropicProvider
+
+    return AnthropicProvider(base_url=config.base_url or None)
+
+
+def _has_key(config: "Config") -> bool:
+    if config.provider != "anthropic":
+        return True
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def _session(
+    config: "Config", workspace: Path, resume_id: str | None, interactive: bool, demo: bool
+) -> "AgentSession":
+    from agent_cli.agent.runner import AgentSession, SessionSetup
+
+    if demo and config.model == "claude-sonnet-5-5":
+        from dataclasses import replace
+
+        config = replace(config, model="scripted")
+    return AgentSession(config, make_provider(config, demo), SessionSetup(workspace, resume_id, interactive))
+
+
+def _headless(
+    config: "Config", workspace: Path, prompt: str, fmt: str, resume_id: str | None, demo: bool
+) -> int:
+    import asyncio
+
+    from agent_cli.agent.headless import run_headless
+    from agent_cli.core.errors import AgentError
+
+    if not _has_key(config):
+        _fail(NO_KEY.replace("run `agent` again", "run `agent -p` again"))
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    try:
+        session = _session(config, workspace, resume_id, interactive=False, demo=demo)
+    except AgentError as exc:
+        _fail(str(exc))
+        raise
+    try:
+        return asyncio.run(run_headless(session, prompt, fmt))  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        print("agent: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        session.close()
+
+
+def _tui(config: "Config", workspace: Path, resume_id: str | None, demo: bool, pick: bool = False) -> None:
+    from agent_cli.tui.app import create_app
+
+    startup_error = None if _has_key(config) else NO_KEY
+
+    async def loader():
+        import asyncio
+
+        return await asyncio.to_thread(_session, config, workspace, resume_id, True, demo)
+
+    app = create_app(backend_loader=None if startup_error else loader, startup_error=startup_error)
+    app.run()
+
+
+if __name__ == "__main__":
+    main()

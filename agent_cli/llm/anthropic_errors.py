@@ -1,0 +1,158 @@
+"""How Anthropic API failures become classified `ProviderError`s, and which of them are retried.
+
+`classify_status` is the pure core (HTTP status — 200 for an SSE `error` event — plus the API's error
+type and message); `classify_error` maps any SDK or HTTP-library exception onto it. The SDK is
+imported inside `classify_error` only.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+
+from agent_cli.core.errors import ContextOverflowError, ProviderError
+
+AUTH_HINT = "set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or run `agent --demo`"
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+_HINTS = {
+    "rate_limit": "the API is rate-limiting this key; wait a minute, then send the message again",
+    "overloaded": "Anthropic's API is overloaded right now; send the message again in a moment",
+    "server": "the API had an internal error; send the message again (status: https://status.anthropic.com)",
+    "network": "check the network connection and ANTHROPIC_BASE_URL, then send the message again",
+    "context_overflow": "the request is larger than the model's window; /compact frees room",
+    "bad_request": "the API rejected the request; check the model name (/model) or report this as a bug",
+    "other": "send the message again; if it keeps failing, report it as a bug",
+}
+_OVERFLOW = re.compile(r"prompt is too long:\s*([\d,]+)\s*tokens?\s*>\s*([\d,]+)", re.IGNORECASE)
+_OVERFLOW_SUM = re.compile(
+    r"input length and `?max_tokens`? exceed context limit:\s*([\d,]+)\s*\+\s*([\d,]+)\s*>\s*([\d,]+)",
+    re.IGNORECASE,
+)
+
+
+def classify_error(err: BaseException) -> ProviderError:
+    """Any exception from the SDK (or its HTTP library) as a classified ProviderError."""
+    if isinstance(err, ProviderError):
+        return err
+    import anthropic
+
+    if isinstance(err, anthropic.APIStatusError):
+        body = err.body if isinstance(err.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        error_type = err.type or error.get("type") or ""
+        message = err.api_message or error.get("message") or str(err)
+        retry_after = parse_retry_after(err.response.headers) if err.status_code != 200 else None
+        return classify_status(err.status_code, str(error_type), str(message), retry_after)
+    if isinstance(err, anthropic.APIConnectionError) or _is_transport_error(err):
+        detail = str(err) or type(err).__name__
+        return ProviderError("network", f"cannot reach the Anthropic API: {detail}", hint=_HINTS["network"])
+    return ProviderError("other", f"{type(err).__name__}: {err}", hint=_HINTS["other"])
+
+
+def classify_status(
+    status: int, error_type: str, message: str, retry_after: float | None = None
+) -> ProviderError:
+    """Classify an API error by HTTP status (200 for an SSE `error` event) and error type."""
+    overflow = parse_overflow(message)
+    if overflow is not None and (status in (400, 413, 200) or error_type == "invalid_request_error"):
+        tokens, maximum = overflow
+        return ContextOverflowError(
+            "context_overflow",
+            message,
+            status,
+            None,
+            _HINTS["context_overflow"],
+            tokens=tokens,
+            maximum=maximum,
+        )
+    if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
+        return ProviderError("auth", f"the API refused the key: {message}", status, None, AUTH_HINT)
+    if status == 429 or error_type == "rate_limit_error":
+        return ProviderError("rate_limit", message, status, retry_after, _HINTS["rate_limit"])
+    if status == 529 or error_type == "overloaded_error":
+        return ProviderError("overloaded", message, status, retry_after, _HINTS["overloaded"])
+    if status in (408,) or error_type == "timeout_error":
+        return ProviderError("network", message, status, retry_after, _HINTS["network"])
+    if 400 <= status < 500 or error_type in ("invalid_request_error", "not_found_error", "request_too_large"):
+        return ProviderError("bad_request", message, status, None, _HINTS["bad_request"])
+    if status >= 500 or error_type == "api_error":
+        return ProviderError("server", message, status, retry_after, _HINTS["server"])
+    return ProviderError("other", message, status, retry_after, _HINTS["other"])
+
+
+def parse_overflow(message: str) -> tuple[int, int] | None:
+    """(N, M) from "prompt is too long: N tokens > M maximum", or from "input length and `max_tokens`
+    exceed context limit: N + K > M" as (N, M - K): the prompt against the room left for it."""
+    match = _OVERFLOW.search(message)
+    if match:
+        return _int(match.group(1)), _int(match.group(2))
+    match = _OVERFLOW_SUM.search(message)
+    if match:
+        tokens, output, limit = (_int(g) for g in match.groups())
+        return tokens, max(0, limit - output)
+    return None
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def _is_transport_error(err: BaseException) -> bool:
+    """httpx-style transport errors (dropped connection mid-stream) without importing httpx here."""
+    return any(
+        cls.__name__ in ("TransportError", "RequestError") and cls.__module__.startswith("httpx")
+        for cls in type(err).__mro__
+    )
+
+
+def should_retry(err: ProviderError) -> bool:
+    if err.kind in ("rate_limit", "overloaded", "network"):
+        return True
+    return err.kind == "server" and (err.status in RETRY_STATUSES or err.status in (None, 200))
+
+
+def retry_reason(err: ProviderError) -> str:
+    label = {"rate_limit": "rate limited", "overloaded": "API overloaded", "network": "network error"}
+    text = label.get(err.kind, "server error")
+    return f"{text} (HTTP {err.status})" if err.status and err.status != 200 else text
+
+
+def final_error(err: ProviderError, attempt: int, content_started: bool) -> ProviderError:
+    """The error to raise: the classified one, its message telling what happened."""
+    if content_started:
+        message = f"the response was cut off: {err.message}"
+        hint = "the partial response was discarded; send the message again"
+    elif attempt:
+        message = f"{err.message} (gave up after {attempt + 1} attempts)"
+        hint = err.hint
+    else:
+        return err
+    if isinstance(err, ContextOverflowError):
+        return ContextOverflowError(
+            err.kind, message, err.status, err.retry_after, hint, tokens=err.tokens, maximum=err.maximum
+        )
+    return ProviderError(err.kind, message, err.status, err.retry_after, hint)

@@ -1,0 +1,77 @@
+"""The event log is the source of truth: resume rebuilds the exact view, a torn line is survived."""
+
+from __future__ import annotations
+
+import json
+
+from agent_cli.agent.session import SessionStore, read_events
+
+from .helpers import make_session, run
+from .test_loop import FIX_TASK
+
+
+def _bytes(session) -> str:
+    return json.dumps(session.engine.build_request().to_api(), sort_keys=True)
+
+
+async def test_resume_rebuilds_the_identical_view_and_request(workspace):
+    session = make_session(workspace, FIX_TASK)
+    await run(session, "fix add()")
+    before = _bytes(session)
+    session.close()
+    resumed = make_session(workspace, [{"text": "still here"}], resume=session.session_id)
+    assert resumed.session_id == session.session_id
+    assert resumed.engine.messages == session.engine.messages
+    assert _bytes(resumed) == before
+    events = await run(resumed, "and now?")
+    assert events[-1].result == "still here"
+    # the earlier conversation was sent with the new prompt
+    sent = resumed.provider.requests[-1].messages
+    assert any("fix add()" in json.dumps(m) for m in sent)
+    assert len(read_events(resumed.log.path).events) > len(read_events(session.log.path).events) - 1
+
+
+async def test_a_torn_last_line_is_skipped_with_a_warning(workspace):
+    session = make_session(workspace, FIX_TASK)
+    await run(session, "fix add()")
+    session.close()
+    with session.log.path.open("a") as fh:
+        fh.write('{"type": "assistant", "message": {"role": "assis')  # crash mid-write
+    resumed = make_session(workspace, [{"text": "fine"}], resume=session.session_id)
+    assert any("torn last line" in w for w in resumed.warnings)
+    assert resumed.engine.messages == session.engine.messages
+    events = await run(resumed, "go on")
+    assert events[-1].result == "fine"
+
+
+async def test_a_corrupt_middle_line_is_skipped_not_fatal(workspace):
+    session = make_session(workspace, [{"text": "one"}])
+    await run(session, "hi")
+    session.close()
+    lines = session.log.path.read_text().splitlines()
+    lines.insert(1, "\x00garbage{")
+    session.log.path.write_text("\n".join(lines) + "\n")
+    loaded = read_events(session.log.path)
+    assert any("corrupt line 2" in w for w in loaded.warnings)
+    assert [e["type"] for e in loaded.events][:2] == ["session_start", "user"]
+
+
+async def test_sessions_are_listed_with_first_prompt_and_turns(workspace):
+    first = make_session(workspace, [{"text": "a"}, {"text": "b"}])
+    await run(first, "first task")
+    await run(first, "second prompt")
+    first.close()
+    second = make_session(workspace, [{"text": "c"}])
+    await run(second, "other task")
+    store = SessionStore(workspace / ".agent" / "sessions")
+    infos = {i.id: i for i in store.list()}
+    assert infos[first.session_id].first_prompt == "first task"
+    assert infos[first.session_id].turns == 2
+    assert store.latest() == max(first.session_id, second.session_id)
+    assert store.resolve(first.session_id[:-2]) == first.session_id
+
+
+async def test_our_files_stay_out_of_git_status(workspace):
+    make_session(workspace, [])
+    exclude = (workspace / ".git" / "info" / "exclude").read_text()
+    assert ".agent/" in exclude and ".session_memory.md" in exclude

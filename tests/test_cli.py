@@ -1,0 +1,120 @@
+"""The CLI as a person runs it: `agent -p`, `--output-format`, `--continue`, `sessions`, `--version`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+SCRIPT = {
+    "responses": [
+        {"text": "Reading.", "tool_calls": [{"name": "read_file", "input": {"path": "app.py"}}]},
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "input": {"path": "app.py", "old_string": "a - b", "new_string": "a + b"},
+                }
+            ]
+        },
+        {"text": "Fixed the sign in add()."},
+        {"text": "We fixed add() earlier."},
+    ]
+}
+
+
+def agent(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["XDG_CONFIG_HOME"] = str(workspace / ".no-config")
+    return subprocess.run(
+        [sys.executable, "-m", "agent_cli.cli", *args],
+        cwd=workspace,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def write_script(workspace: Path) -> str:
+    path = workspace.parent / "script.yaml"
+    path.write_text(yaml.safe_dump(SCRIPT))
+    return str(path)
+
+
+def test_version_is_fast_path():
+    out = subprocess.run([sys.executable, "-m", "agent_cli.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("agent ")
+
+
+def test_print_json_then_continue(workspace):
+    script = write_script(workspace)
+    out = agent(
+        workspace, "-p", "fix add", "--script", script, "--permission-mode", "yolo", "--output-format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["result"] == "Fixed the sign in add()."
+    assert data["is_error"] is False and data["num_turns"] == 3
+    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        assert key in data["usage"]
+    assert "total_cost_usd" in data and data["context"]["budget"] > 0
+    assert (workspace / "app.py").read_text().count("a + b") == 1
+    # --continue goes on in the same session (the scripted provider restarts its script, so give it one)
+    cont = agent(
+        workspace, "-p", "what did we do?", "--continue", "--script", script, "--output-format", "json"
+    )
+    assert cont.returncode == 0, cont.stderr
+    assert json.loads(cont.stdout)["session_id"] == data["session_id"]
+    events = (workspace / ".agent" / "sessions" / data["session_id"] / "events.jsonl").read_text()
+    assert events.count('"type":"user"') == 2
+    listing = agent(workspace, "sessions")
+    assert data["session_id"] in listing.stdout and "fix add" in listing.stdout
+
+
+def test_headless_denials_are_reported_and_text_output(workspace):
+    script = write_script(workspace)
+    out = agent(workspace, "-p", "fix add", "--script", script)  # default mode ask: the edit is denied
+    assert out.returncode == 0
+    assert "denied: edit_file app.py" in out.stderr
+    assert out.stdout.strip() == "Fixed the sign in add()."
+    assert "a - b" in (workspace / "app.py").read_text()
+
+
+def test_stream_json_prints_one_event_per_line(workspace):
+    script = write_script(workspace)
+    out = agent(
+        workspace,
+        "-p",
+        "fix add",
+        "--script",
+        script,
+        "--permission-mode",
+        "yolo",
+        "--output-format",
+        "stream-json",
+    )
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    types = [e["type"] for e in lines]
+    assert "tool_started" in types and "tool_finished" in types
+    assert types[-1] == "result" and lines[-1]["result"] == "Fixed the sign in add()."
+
+
+def test_errors_exit_non_zero_with_a_clear_message(workspace):
+    out = agent(workspace, "-p", "hi")  # the anthropic provider without a key
+    assert out.returncode != 0 and "ANTHROPIC_API_KEY" in out.stderr
+    out = agent(workspace, "-p", "hi", "--continue", "--demo")
+    assert out.returncode != 0 and "no earlier session" in out.stderr
+    out = agent(workspace, "-p", "hi", "--permission-mode", "sometimes", "--demo")
+    assert out.returncode != 0 and "permission mode" in out.stderr
+
+
+def test_demo_runs_offline(workspace):
+    out = agent(workspace, "-p", "look around", "--demo", "--permission-mode", "yolo")
+    assert out.returncode == 0, out.stderr
+    assert "demo run" in out.stdout

@@ -1,0 +1,95 @@
+"""DESIGN §1: imports flow one way. core <- context, llm, tools <- agent <- tui, replay <- cli."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "agent_cli"
+
+# what each layer may import from our own package
+ALLOWED = {
+    "core": {"core"},
+    "context": {"core", "context"},
+    "llm": {"core", "llm"},
+    "tools": {"core", "tools"},
+    "agent": {"core", "context", "llm", "tools", "agent"},
+    "tui": {"core", "agent", "tui"},
+    "replay": {"core", "context", "llm", "tools", "agent", "replay"},
+    "cli": {"core", "context", "llm", "tools", "agent", "tui", "replay", "cli"},
+}
+THIRD_PARTY_BANNED = {
+    # nothing below tui imports textual; nothing below cli imports typer
+    "core": {"textual", "typer", "anthropic"},
+    "context": {"textual", "typer", "anthropic", "httpx", "httpx2"},
+    "llm": {"textual", "typer"},
+    "tools": {"textual", "typer", "anthropic"},
+    "agent": {"textual", "typer"},
+    "tui": {"typer"},
+    "replay": {"textual", "typer"},
+}
+
+
+def _layer(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(module, line, at_module_level) for every import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[tuple[str, int, bool]] = []
+    top_level = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, node.lineno, id(node) in top_level) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, node.lineno, id(node) in top_level))
+    return out
+
+
+def test_imports_follow_the_layers():
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        layer = _layer(path)
+        if layer == "__init__":
+            continue
+        for module, line, _ in _imports(path):
+            parts = module.split(".")
+            if parts[0] == "agent_cli" and len(parts) > 1:
+                target = parts[1]
+                if target in ("__init__",) or target not in ALLOWED:
+                    continue
+                if target not in ALLOWED.get(layer, set()):
+                    problems.append(
+                        f"{path.relative_to(PACKAGE)}:{line} ({layer}) imports agent_cli.{target}"
+                    )
+            elif parts[0] in THIRD_PARTY_BANNED.get(layer, set()):
+                problems.append(f"{path.relative_to(PACKAGE)}:{line} ({layer}) imports {parts[0]}")
+    assert not problems, "layering violations:\n" + "\n".join(problems)
+
+
+def test_the_sdk_is_never_imported_at_module_level():
+    """`import anthropic` costs ~1.8 s: --version, --help, sessions and replay must not pay it."""
+    offenders = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for module, line, top in _imports(path)
+        if top and module.split(".")[0] in ("anthropic", "openai")
+    ]
+    assert not offenders, offenders
+
+
+def test_the_checker_sees_a_violation(tmp_path):
+    """The rule above can fail: a core module importing tui is reported."""
+    bad = PACKAGE / "core" / "_layering_probe.py"
+    bad.write_text("from agent_cli.tui import app\n", encoding="utf-8")
+    try:
+        try:
+            test_imports_follow_the_layers()
+        except AssertionError as exc:
+            assert "_layering_probe" in str(exc)
+        else:
+            raise AssertionError("the layering check missed a violation")
+    finally:
+        bad.unlink()

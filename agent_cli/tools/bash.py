@@ -1,0 +1,192 @@
+"""bash: run a shell command in its own process group, output capped head+tail while it streams."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from agent_cli.core.errors import ToolError
+from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.fs import HeadTail, reports_tool_errors, str_arg
+
+DEFAULT_TIMEOUT = 120.0
+MAX_TIMEOUT = 600.0
+HEAD_CHARS = 15_000
+TAIL_CHARS = 15_000
+TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+DRAIN_GRACE = 1.0  # after the shell exits, how long background children may keep the pipe open
+
+_ENV_OVERRIDES = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "TERM": "dumb"}
+
+
+class BashTool:
+    name = "bash"
+    description = (
+        "Run a command with /bin/bash -c in the workspace directory. stdout and stderr are merged; "
+        "stdin is empty, so interactive programs will not wait for input. `timeout` is in seconds "
+        f"(default {DEFAULT_TIMEOUT:.0f}, max {MAX_TIMEOUT:.0f}); on timeout the command and everything "
+        f"it started are killed. Output over {HEAD_CHARS + TAIL_CHARS} characters keeps its first and "
+        "last parts with the omitted size marked in between, so filter long output (grep, head, tail) "
+        "yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
+        "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
+        "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`)."
+    )
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to run."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT,
+                "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:.0f}).",
+            },
+            "description": {"type": "string", "description": "What the command does, in a few words."},
+        },
+        "required": ["command"],
+    }
+    read_only = False
+    compactable = True
+
+    def target(self, input: dict[str, Any]) -> str:
+        command = str(input.get("command", "")).strip()
+        first = command.splitlines()[0] if command else ""
+        if len(first) > 80:
+            first = first[:79] + "…"
+        elif first != command:
+            first += " …"
+        return first
+
+    def paths(self, input: dict[str, Any]) -> list[str]:
+        return []
+
+    @reports_tool_errors
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command = str_arg(input, "command")
+        if not command.strip():
+            raise ToolError("command is empty")
+        timeout = _timeout(input.get("timeout"))
+        if not ctx.workspace.is_dir():
+            raise ToolError(f"the workspace {ctx.workspace} is not a directory")
+        return await run_command(command, timeout, ctx)
+
+
+def _timeout(value: Any) -> float:
+    if value is None:
+        return DEFAULT_TIMEOUT
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ToolError(f"timeout must be a number of seconds, got {value!r}")
+    if value <= 0:
+        raise ToolError(f"timeout must be positive, got {value}")
+    return float(min(value, MAX_TIMEOUT))
+
+
+async def run_command(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
+    loop = asyncio.get_running_loop()
+    buffer = HeadTail(HEAD_CHARS, TAIL_CHARS)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def on_data(data: bytes) -> None:
+        chunk = decoder.decode(data)
+        if chunk:
+            buffer.feed(chunk)
+            if ctx.on_output is not None:
+                with contextlib.suppress(Exception):
+                    ctx.on_output(chunk)
+
+    transport, capture = await loop.subprocess_exec(
+        lambda: _Capture(on_data),
+        "/bin/bash",
+        "-c",
+        command,
+        cwd=str(ctx.workspace),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **_ENV_OVERRIDES},
+    )
+    pgid = transport.get_pid()  # start_new_session: the shell leads its own process group
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(capture.exited.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+            await _kill_group(pgid, capture)
+        # The shell is gone; children it left in the background may still hold the pipe open.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(capture.eof.wait(), DRAIN_GRACE)
+    except asyncio.CancelledError:
+        await asyncio.shield(_kill_group(pgid, capture))
+        raise
+    finally:
+        transport.close()
+    buffer.feed(decoder.decode(b"", final=True))
+    output = buffer.text()
+    code = transport.get_returncode()
+    meta: dict[str, Any] = {"exit_code": code, "command": command}
+    if timed_out:
+        meta["timed_out"] = True
+        text = (output.rstrip("\n") + "\n" if output else "") + f"timed out after {_seconds(timeout)}"
+        return ToolResult(output=text, is_error=True, meta=meta)
+    if code != 0:
+        status = f"exit code {code}" if code is not None and code >= 0 else _signal_name(code)
+        text = (output.rstrip("\n") + "\n" if output else "") + status
+        return ToolResult(output=text, is_error=True, meta=meta)
+    return ToolResult(output=output if output else "(no output)", meta=meta)
+
+
+class _Capture(asyncio.SubprocessProtocol):
+    """Hands output to `on_data` as it arrives and marks the shell's exit and the pipe's end apart:
+    a background child can keep the pipe open long after the shell has exited."""
+
+    def __init__(self, on_data: Callable[[bytes], None]) -> None:
+        self.on_data = on_data
+        self.exited = asyncio.Event()
+        self.eof = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.on_data(data if isinstance(data, bytes) else data.encode())
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.eof.set()
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+
+async def _kill_group(pgid: int, capture: _Capture) -> None:
+    """SIGTERM the command's process group, give the shell a moment, then SIGKILL whatever is left."""
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(capture.exited.wait(), TERM_GRACE)
+    except TimeoutError:
+        pass
+    finally:
+        _signal_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(capture.exited.wait(), TERM_GRACE)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None:
+        return "exit code unknown"
+    try:
+        return f"killed by {signal.Signals(-code).name} (exit code {code})"
+    except ValueError:
+        return f"exit code {code}"

@@ -1,0 +1,126 @@
+"""read_file: numbered lines of a text file, paged by line offset and limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_cli.core.errors import ToolError
+from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.fs import (
+    SNIFF_BYTES,
+    binary_message,
+    display_path,
+    int_arg,
+    is_binary,
+    missing_path_error,
+    reports_tool_errors,
+    resolve_path,
+    str_arg,
+)
+
+MAX_LINES = 2000
+MAX_LINE_CHARS = 2000
+
+
+class ReadTool:
+    name = "read_file"
+    description = (
+        "Read a text file. Returns numbered lines like `cat -n` (line number, a tab, the line). "
+        f"Reads up to {MAX_LINES} lines from `offset` (1-based line number, default 1); `limit` sets "
+        f"how many (max {MAX_LINES}). Lines longer than {MAX_LINE_CHARS} characters are cut. When the "
+        "file continues past what was shown, the output ends with the offset to read next. "
+        "The path may be relative to the workspace or absolute. Binary files (images, executables, "
+        "archives) are not shown. Read a file before editing it."
+    )
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File to read (relative to the workspace or absolute).",
+            },
+            "offset": {"type": "integer", "minimum": 1, "description": "1-based line to start at."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LINES,
+                "description": f"Number of lines to read (default and max {MAX_LINES}).",
+            },
+        },
+        "required": ["path"],
+    }
+    read_only = True
+    compactable = True
+
+    def target(self, input: dict[str, Any]) -> str:
+        target = str(input.get("path", ""))
+        if input.get("offset") or input.get("limit"):
+            target += f" (from line {input.get('offset') or 1})"
+        return target
+
+    def paths(self, input: dict[str, Any]) -> list[str]:
+        path = input.get("path")
+        return [path] if isinstance(path, str) and path else []
+
+    @reports_tool_errors
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve_path(ctx.workspace, str_arg(input, "path"))
+        offset = int_arg(input, "offset", 1, 1)
+        limit = int_arg(input, "limit", MAX_LINES, 1, MAX_LINES)
+        shown = display_path(ctx.workspace, path)
+        if not path.exists():
+            raise missing_path_error(ctx.workspace, path)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory, not a file (use ls to list it)")
+        try:
+            size = path.stat().st_size
+            with open(path, "rb") as f:
+                head = f.read(SNIFF_BYTES)
+                if is_binary(head):
+                    raise ToolError(binary_message(ctx.workspace, path, head, size))
+                f.seek(0)
+                selected, total = _select_lines(f, offset, limit, shown)
+        except PermissionError as e:
+            raise ToolError(f"{shown}: permission denied") from e
+        except OSError as e:
+            raise ToolError(f"{shown}: cannot read ({e.strerror or e})") from e
+        meta: dict[str, Any] = {"path": str(path), "lines": [0, 0], "total_lines": total}
+        if total == 0:
+            return ToolResult(output=f"{shown} is empty (0 lines).", meta=meta)
+        if offset > total:
+            raise ToolError(
+                f"offset {offset} is past the end of {shown}, which has {total} line{'s' * (total != 1)}"
+            )
+        first, last = offset, offset + len(selected) - 1
+        body = "\n".join(_number(n, line) for n, line in enumerate(selected, start=first))
+        if last < total:
+            body += (
+                f"\n… {total - last} more line{'s' * (total - last != 1)} "
+                f"(file has {total}); use offset={last + 1} to continue."
+            )
+        meta["lines"] = [first, last]
+        return ToolResult(output=body, meta=meta)
+
+
+def _select_lines(f: Any, offset: int, limit: int, shown: str) -> tuple[list[str], int]:
+    """Lines offset..offset+limit-1 (decoded, without line ends) and the file's total line count.
+
+    The whole file is scanned once for the count; only the selected lines are kept."""
+    selected: list[str] = []
+    total = 0
+    for total, raw in enumerate(f, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ToolError(
+                f"{shown}: binary file or not UTF-8 text (invalid byte at line {total}) — not shown"
+            ) from e
+        if offset <= total < offset + limit:
+            selected.append(line.rstrip("\r\n"))
+    return selected, total
+
+
+def _number(n: int, line: str) -> str:
+    if len(line) > MAX_LINE_CHARS:
+        line = line[:MAX_LINE_CHARS] + f"… [line cut: {len(line) - MAX_LINE_CHARS} more chars]"
+    return f"{n:>6}\t{line}"

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_cli.tools.permissions import Permissions, command_words
+from agent_cli.tools.registry import default_tools
+
+TOOLS = {t.name: t for t in default_tools()}
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    path = tmp_path / "elsewhere"
+    path.mkdir()
+    return path
+
+
+def decide(p: Permissions, name: str, **input) -> str:
+    return p.decide(TOOLS[name], input)
+
+
+@pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
+def test_read_only_tools_inside_always_run(ws: Path, mode: str) -> None:
+    p = Permissions(mode, ws)
+    assert decide(p, "read_file", path="src/a.py") == "allow"
+    assert decide(p, "grep", pattern="x") == "allow"
+    assert decide(p, "glob", pattern="**/*.py") == "allow"
+    assert decide(p, "ls") == "allow"
+    assert decide(p, "todo_write", todos=[]) == "allow"
+    assert decide(p, "recall", ref="r") == "allow"
+
+
+def test_ask_mode(ws: Path) -> None:
+    p = Permissions("ask", ws)
+    assert decide(p, "write_file", path="a.py", content="") == "ask"
+    assert decide(p, "edit_file", path="a.py", old_string="a", new_string="b") == "ask"
+    assert decide(p, "bash", command="ls") == "ask"
+
+
+def test_auto_edit_mode(ws: Path, outside: Path) -> None:
+    p = Permissions("auto-edit", ws)
+    assert decide(p, "write_file", path="a.py", content="") == "allow"
+    assert decide(p, "edit_file", path=str(ws / "src/a.py"), old_string="a", new_string="b") == "allow"
+    assert decide(p, "bash", command="pytest") == "ask"
+    assert decide(p, "write_file", path=str(outside / "a.py"), content="") == "ask"
+    assert decide(p, "read_file", path=str(outside / "a.py")) == "ask"
+
+
+def test_yolo_mode_still_asks_for_writes_outside(ws: Path, outside: Path) -> None:
+    p = Permissions("yolo", ws)
+    assert decide(p, "bash", command="rm -rf build") == "allow"
+    assert decide(p, "write_file", path="a.py", content="") == "allow"
+    assert decide(p, "read_file", path=str(outside / "notes.txt")) == "allow"
+    assert decide(p, "write_file", path=str(outside / "a.py"), content="") == "ask"
+    assert decide(p, "edit_file", path="../elsewhere/a.py", old_string="a", new_string="b") == "ask"
+    assert decide(p, "write_file", path="~/.bashrc", content="") == "ask"
+    p.allow_always(TOOLS["write_file"], {"path": str(outside / "a.py"), "content": ""})
+    assert decide(p, "write_file", path=str(outside / "a.py"), content="") == "ask"  # always asks
+
+
+def test_reads_outside_the_workspace_ask(ws: Path, outside: Path) -> None:
+    p = Permissions("ask", ws)
+    assert decide(p, "read_file", path=str(outside / "a.txt")) == "ask"
+    assert decide(p, "grep", pattern="x", path=str(outside)) == "ask"
+    assert decide(p, "glob", pattern=f"{outside}/**/*.py") == "ask"
+    assert decide(p, "ls", path="..") == "ask"
+    rule = p.describe_rule(TOOLS["read_file"], {"path": str(outside / "a.txt")})
+    assert str(outside.resolve()) in rule
+    p.allow_always(TOOLS["read_file"], {"path": str(outside / "a.txt")})
+    assert decide(p, "read_file", path=str(outside / "b.txt")) == "allow"
+    assert decide(p, "ls", path=str(outside)) == "allow"
+    assert decide(p, "ls", path=str(outside.parent)) == "ask"
+
+
+def test_symlink_out_of_the_workspace_is_outside(ws: Path, outside: Path) -> None:
+    (ws / "link").symlink_to(outside)
+    p = Permissions("auto-edit", ws)
+    assert decide(p, "write_file", path="link/a.py", content="") == "ask"
+
+
+def test_session_rule_for_bash_prefix(ws: Path) -> None:
+    p = Permissions("ask", ws)
+    tool = TOOLS["bash"]
+    assert p.describe_rule(tool, {"command": "pytest -q tests"}) == (
+        "always allow commands starting with `pytest …` this session"
+    )
+    p.allow_always(tool, {"command": "pytest -q tests"})
+    assert decide(p, "bash", command="pytest tests/tools -x") == "allow"
+    assert decide(p, "bash", command="FOO=1 pytest") == "allow"
+    assert decide(p, "bash", command="pytest && rm -rf /") == "ask"
+    assert decide(p, "bash", command="pytest $(rm -rf /)") == "ask"
+    assert decide(p, "bash", command="pytester") == "ask"
+    assert decide(p, "bash", command="npm test") == "ask"
+    assert p.rules() == ["bash: `pytest …`"]
+
+
+def test_session_rule_for_compound_command(ws: Path) -> None:
+    p = Permissions("auto-edit", ws)
+    p.allow_always(TOOLS["bash"], {"command": "cd src && make | tee log"})
+    assert decide(p, "bash", command="cd lib && make all") == "allow"
+    assert decide(p, "bash", command="cd lib && make all | tee out; rm x") == "ask"
+
+
+def test_session_rule_for_edits(ws: Path, outside: Path) -> None:
+    p = Permissions("ask", ws)
+    edit = TOOLS["edit_file"]
+    input = {"path": "a.py", "old_string": "a", "new_string": "b"}
+    assert p.describe_rule(edit, input) == "always allow edit_file inside the workspace this session"
+    p.allow_always(edit, input)
+    assert decide(p, "edit_file", path="other/b.py", old_string="x", new_string="y") == "allow"
+    assert decide(p, "write_file", path="c.py", content="") == "ask"  # the rule is per tool
+    assert decide(p, "edit_file", path=str(outside / "b.py"), old_string="x", new_string="y") == "ask"
+
+
+def test_unknown_mode_is_refused(ws: Path) -> None:
+    with pytest.raises(ValueError):
+        Permissions("everything", ws)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("pytest -q", ["pytest"]),
+        ("cd src && make || echo failed", ["cd", "make", "echo"]),
+        ("FOO=1 BAR=2 npm test", ["npm"]),
+        ("git log | head -5; ls", ["git", "head", "ls"]),
+        ("echo 'a && b'", ["echo"]),
+        ("ls\npwd", ["ls", "pwd"]),
+        ("echo $(whoami)", []),
+        ("echo `whoami`", []),
+        ("echo 'unterminated", []),
+        ("", []),
+    ],
+)
+def test_command_words(command: str, words: list[str]) -> None:
+    assert command_words(command) == words

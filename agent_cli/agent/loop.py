@@ -323,6 +323,7 @@ class Loop:
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
         if result.meta:
+            self.engine.ledger.record_result(call.id, result.meta)
             meta_json = json.dumps(result.meta, default=str)
             self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
         return Block.tool_result(call.id, result.output, result.is_error, meta)

@@ -99,7 +99,8 @@ class AgentSession:
             model=self.info,
             system_prompt=load_prompt("system"),
             tools=self.tools.schemas(),
-            user_context=self._user_context(),
+            user_context=read_user_context(self.workspace),
+            environment=environment_text(self.workspace, self.clock()),
             store=self.dir_store,
             summarizer=self._summarize,
             clock=self.clock,
@@ -127,10 +128,6 @@ class AgentSession:
         self.loop.turn = sum(1 for e in events if e.get("type") == "user" and "prompt" in e)
         self.memory = self._make_memory()
 
-    def _user_context(self) -> str:
-        parts = [read_user_context(self.workspace), environment_text(self.workspace, self.clock())]
-        return "\n\n".join(p for p in parts if p)
-
     def _restore_totals(self, events: list[dict[str, Any]]) -> None:
         for event in events:
             if event.get("type") == "assistant" and event.get("usage"):
@@ -138,6 +135,8 @@ class AgentSession:
                 self.totals.usage = self.totals.usage + usage
                 self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
                 self.totals.requests += 1 if usage.total_input else 0
+            elif event.get("type") == "tool_meta":
+                self.engine.ledger.record_result(event.get("tool_use_id", ""), event.get("meta") or {})
             elif event.get("type") == "todo":
                 self.todo[:] = event.get("todos", [])
 

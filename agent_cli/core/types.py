@@ -308,3 +308,31 @@ class ModelInfo:
             + usage.cache_read_input_tokens * per * self.cache_read_multiplier
             + usage.output_tokens * self.output_price / 1_000_000
         )
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    system: list[dict[str, Any]]  # text blocks, possibly with cache_control
+    messages: list[dict[str, Any]]  # API-shaped messages
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    max_tokens: int = 16_000
+    temperature: float | None = None
+    thinking_budget: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # ours (purpose, step); never sent
+
+    def to_api(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": self.messages,
+        }
+        if self.system:
+            body["system"] = self.system
+        if self.tools:
+            body["tools"] = self.tools
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.thinking_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        return body

@@ -7,39 +7,10 @@ included), so the Anthropic provider passes it through and other providers trans
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-from agent_cli.core.types import Message, ModelInfo, Usage
-
-
-@dataclass(frozen=True)
-class Request:
-    model: str
-    system: list[dict[str, Any]]  # text blocks, possibly with cache_control
-    messages: list[dict[str, Any]]  # API-shaped messages
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    max_tokens: int = 16_000
-    temperature: float | None = None
-    thinking_budget: int | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)  # ours (purpose, step); never sent
-
-    def to_api(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": self.messages,
-        }
-        if self.system:
-            body["system"] = self.system
-        if self.tools:
-            body["tools"] = self.tools
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
-        if self.thinking_budget:
-            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
-        return body
-
+from agent_cli.core.types import Message, ModelInfo, Request, Usage  # noqa: F401 - Request re-exported
 
 # -- stream events ---------------------------------------------------------------------------
 
@@ -91,7 +62,9 @@ class StreamDone:
     stop_reason: str
 
 
-StreamEvent = StreamText | StreamThinking | StreamToolStart | StreamToolInput | StreamUsage | StreamRetry | StreamDone
+StreamEvent = (
+    StreamText | StreamThinking | StreamToolStart | StreamToolInput | StreamUsage | StreamRetry | StreamDone
+)
 
 
 @runtime_checkable

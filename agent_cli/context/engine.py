@@ -1,0 +1,427 @@
+"""The context engine's facade: the one object the loop and replay talk to.
+
+It owns the view (the messages that are sent), appends to it with ingest rules (injections merged,
+user context on the first message, T0 offload), applies what the policy decides, assembles requests,
+learns from usage (token calibration, cache health) and keeps incremental token accounting: one raw
+count per view message, so appending costs the new message and a compaction only its spans.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from agent_cli.context.assemble import Assembler
+from agent_cli.context.cache import TTL_SECONDS, CacheMonitor, PrefixKey
+from agent_cli.context.invariants import assert_valid
+from agent_cli.context.ledger import Ledger
+from agent_cli.context.model import (
+    Compaction,
+    ContextConfig,
+    SpanReplacement,
+    Summarizer,
+    TierContext,
+    apply_compaction,
+)
+from agent_cli.context.offload import (
+    category,
+    clean_message,
+    context_blocks,
+    merge_injections,
+    merge_same_role,
+    offload_results,
+    wrap,
+)
+from agent_cli.context.prompts import load_prompt
+from agent_cli.context.store import MemoryStore, OffloadStore
+from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
+from agent_cli.core.errors import ContextOverflowError
+from agent_cli.core.events import ContextStatus
+from agent_cli.core.types import Block, Message, ModelInfo, Request, Usage
+
+if TYPE_CHECKING:
+    from agent_cli.context.policy import Policy
+
+DEFAULT_INJECTION_TAG = "system-reminder"
+LEDGER_RENDER_CHARS = 24_000  # the ledger as the tiers see it (oldest messages shortened beyond this)
+BREAKDOWN = ("system", "tools", "user_context", "messages", "tool_results", "summaries", "attachments")
+_PASTE = re.compile(r"^paste-(\d+)$")
+
+
+@dataclass(frozen=True)
+class Appended:
+    message: Message  # as placed in the view (injections merged, env on first message), BEFORE T0
+    compactions: list[Compaction]  # T0 compactions already applied after it (digest: the policy's)
+
+
+class ContextEngine:
+    def __init__(
+        self,
+        *,
+        config: ContextConfig,
+        model: ModelInfo,
+        system_prompt: str,
+        tools: list[dict[str, Any]],
+        user_context: str = "",
+        store: OffloadStore | None = None,
+        summarizer: Summarizer | None = None,
+        policy: Policy | None = None,
+        clock: Callable[[], float] = time.time,
+        tool_compactable: Callable[[str], bool] = lambda n: True,
+        counter: TokenCounter | None = None,
+        environment: str = "",
+        debug: bool = False,
+    ) -> None:
+        if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
+            config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
+        self.config = config
+        self.model = model
+        self.counter = counter or TokenCounter(model.name)
+        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
+        self.user_context = user_context
+        self.environment = environment
+        self.store: OffloadStore = store if store is not None else MemoryStore()
+        self.summarizer = summarizer
+        self.policy = policy if policy is not None else _default_policy(config)
+        self.clock = clock
+        self.tool_compactable = tool_compactable
+        self.debug = debug
+        self.ledger = Ledger()
+        self.memory_note = ""
+        self.memory_covers = 0
+        self.cache = CacheMonitor(
+            ttl_seconds=config.cache_ttl_seconds, cache_min_tokens=model.cache_min_tokens
+        )
+        self._view: list[Message] = []
+        self._raw: list[int] = []  # raw token count of each view message
+        self._raw_total = 0
+        self._raw_base = self.assembler.raw_base()
+        self._pending: list[Block] = []
+        self._billed: tuple[int, int] | None = None  # (billed input, view length of that request)
+        self._epoch = 0  # bumped when the messages a built request holds change
+        self._built_length = 0
+        self._last_request_at: float | None = None
+        self._paste_seq = 0
+        self._usage = Usage()
+        self._cost = 0.0
+        self._compactions = 0
+        self._offloads = 0
+
+    # -- the view ------------------------------------------------------------------------------------
+    @property
+    def messages(self) -> list[Message]:
+        """The view (a copy: change it through append/apply only)."""
+        return list(self._view)
+
+    @property
+    def pending(self) -> list[Block]:
+        return list(self._pending)
+
+    def append(self, message: Message, *, ingest: bool = True) -> Appended:
+        """Add a message. With `ingest` (a live turn; not when replaying the log) a user message gets
+        the pending injections, the first one the user context, then T0 offloads what is too large."""
+        message = clean_message(message)
+        if not self._view and message.role != "user":
+            raise ValueError("the first message of the conversation must be from the user")
+        if message.role == "user" and ingest:
+            pending, self._pending = self._pending, []
+            context = [] if self._view else context_blocks(self.user_context, self.environment, self.clock())
+            message = merge_injections(message, context, pending)
+        if self._view and self._view[-1].role == message.role:
+            index = len(self._view) - 1
+            self._invalidate_from(index)
+            self._set(index, merge_same_role(self._view[index], message))
+        else:
+            index = len(self._view)
+            self._view.append(message)
+            self._raw.append(0)
+            self._set(index, message)
+        for ref, text in self.ledger.observe(message).items():
+            try:
+                self.store.put(ref, text)
+            except OSError as exc:  # the message is in the view and the log: report, do not fail
+                self.ledger.record_error(f"could not keep {ref} for recall: {exc}")
+        compactions: list[Compaction] = []
+        if message.role == "user" and ingest:
+            before = self._used()
+            _, offload = offload_results(
+                self._view[index], self.config, self.store, index=index, paste_ref=self._next_paste_ref
+            )
+            if offload is not None:
+                self._apply(offload, store_originals=False)
+                compactions.append(replace(offload, before=before, after=self._used()))
+                self._offloads += 1
+        self._check()
+        return Appended(message, compactions)
+
+    def inject(self, block: Block) -> None:
+        """A pending attachment, merged (wrapped in its tag) into the next user message."""
+        if block.type == "text":
+            if not block.text.strip():
+                raise ValueError("an injection needs some text")
+            tag = block.meta.tag or DEFAULT_INJECTION_TAG
+            text = wrap(tag, block.text)
+            source = "reminder" if block.meta.source == "user" else block.meta.source
+            block = replace(block, text=text, meta=replace(block.meta, tag=tag, source=source))
+        elif block.type == "image":
+            block = block.with_meta(tag=block.meta.tag or "attachment")
+        else:
+            raise ValueError(f"a {block.type} block cannot be injected (text or image only)")
+        self._pending.append(block)
+
+    def apply(self, compaction: Compaction) -> None:
+        """Apply a compaction (from the policy, or from the log on resume); its originals are stored."""
+        self._apply(compaction, store_originals=True)
+
+    def clear(self) -> Compaction:
+        """/clear: an empty view (the log and the store keep everything)."""
+        compaction = Compaction("clear", "manual", (SpanReplacement(0, len(self._view), ()),))
+        return self._apply(compaction, store_originals=True)
+
+    # -- requests and usage ------------------------------------------------------------------------------
+    def build_request(self, *, max_tokens: int | None = None) -> Request:
+        if not self._view:
+            raise ValueError("there is nothing to send: the conversation is empty")
+        self._check()
+        _, reserved = self._budget()
+        counts = [self.counter.scale(r) for r in self._raw]
+        previous = _previous_request_end(self._view)
+        request = self.assembler.build(
+            self._view,
+            model=self.model.name,
+            max_tokens=max_tokens or reserved,
+            ttl=self.config.cache_ttl,
+            previous_last_index=previous,
+            cache_min_tokens=self.model.cache_min_tokens,
+            message_tokens=counts,
+        )
+        now = self.clock()
+        stable = self.counter.scale(self._raw_base) + (
+            sum(counts[: previous + 1]) if previous is not None else 0
+        )
+        request.metadata.update(
+            view_length=len(self._view),
+            raw_estimate=self._raw_base + self._raw_total,
+            epoch=self._epoch,
+            sent_at=now,
+            stable_tokens=stable if request.metadata.get("breakpoints") else 0,
+        )
+        self._built_length = len(self._view)
+        self._last_request_at = now
+        return request
+
+    def observe(self, request: Request, usage: Usage) -> list[str]:
+        """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""
+        meta = request.metadata
+        billed = usage.total_input
+        if billed > 0 and request.model == self.model.name:
+            raw = int(meta.get("raw_estimate") or self.counter.raw_request(request))
+            self.counter.calibrate(raw, billed)
+            length = meta.get("view_length")
+            if meta.get("epoch") == self._epoch and isinstance(length, int) and length <= len(self._view):
+                self._billed = (billed, length)
+        self._usage = self._usage + usage
+        self._cost += self.model.cost(usage)
+        warning = self.cache.observe(
+            PrefixKey.of(request.system, request.tools),
+            usage,
+            at=float(meta.get("sent_at", self.clock())),
+            stable_tokens=int(meta.get("stable_tokens", 0)),
+        )
+        return [warning] if warning else []
+
+    def status(self) -> ContextStatus:
+        budget, reserved = self._budget()
+        halted = bool(getattr(self.policy, "halted_reason", ""))
+        return ContextStatus(
+            used=self._used(),
+            budget=budget,
+            window=self.model.context_window,
+            reserved=reserved,
+            warn_fraction=self.config.warn_fraction,
+            auto_fraction=self.config.auto_fraction,
+            auto_compact=self.config.auto_compact and not halted,
+        )
+
+    def estimate(self) -> int:
+        """The whole next request by our own count (no billed usage in it)."""
+        return self.counter.scale(self._raw_base + self._raw_total)
+
+    # -- compaction ------------------------------------------------------------------------------------
+    async def maybe_compact(self, *, trigger: str = "auto") -> list[Compaction]:
+        """Ask the policy; apply what it returns, in order. Nothing changes if this is cancelled."""
+        proposed = await self._require_policy().decide(self.messages, self.tier_context(), trigger)
+        return [self._apply(c, store_originals=True) for c in proposed or []]
+
+    async def compact(self, focus: str = "") -> Compaction | None:
+        """/compact [focus]: the policy's manual compaction (T4, or T5's static summary as a fallback)."""
+        compaction = await self._require_policy().manual(self.messages, self.tier_context(focus=focus))
+        return self._apply(compaction, store_originals=True) if compaction is not None else None
+
+    def emergency(self, error: ContextOverflowError) -> Compaction:
+        """The API said the prompt is too long: T5 via the policy, applied."""
+        budget, reserved = self._budget()
+        tokens = error.tokens or max(self._used(), self.estimate())
+        maximum = error.maximum or min(self.model.context_window, budget + reserved)
+        compaction = self._require_policy().emergency(self.messages, self.tier_context(), tokens, maximum)
+        return self._apply(compaction, store_originals=True)
+
+    def tier_context(self, *, focus: str = "") -> TierContext:
+        budget, _ = self._budget()
+        return TierContext(
+            config=self.config,
+            counter=self.counter,
+            used=self._used(),
+            budget=budget,
+            now=self.clock(),
+            last_request_at=self._last_request_at,
+            summarizer=self.summarizer,
+            memory_note=self.memory_note,
+            memory_covers=self.memory_covers,
+            ledger_text=self.ledger.render(LEDGER_RENDER_CHARS),
+            focus=focus,
+            tool_compactable=self.tool_compactable,
+            prompts=load_prompt,
+        )
+
+    # -- reporting -------------------------------------------------------------------------------------
+    def breakdown(self) -> dict[str, int]:
+        """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
+        budget, reserved = self._budget()
+        raw = dict.fromkeys(BREAKDOWN, 0)
+        raw["tools"] = self.counter.raw_tools(self.assembler.tools)
+        raw["system"] = self._raw_base - raw["tools"]
+        for message in self._view:
+            raw["messages"] += MESSAGE_OVERHEAD
+            for block in message.blocks:
+                raw[category(block)] += self.counter.raw_block(block)
+        used = self._used()
+        total = sum(raw.values()) or 1
+        parts = {k: round(v * used / total) for k, v in raw.items()}
+        biggest = max(parts, key=lambda k: parts[k])
+        parts[biggest] += used - sum(parts.values())
+        parts["free"] = max(0, budget - used)
+        parts["reserved"] = reserved
+        return parts
+
+    def metrics(self) -> dict[str, float | int]:
+        return {
+            "cache_hit_rate": self.cache.hit_rate,
+            "compactions": self._compactions,
+            "offloads": self._offloads,
+            "requests": self.cache.requests,
+            "tokens_in": self._usage.total_input,
+            "tokens_out": self._usage.output_tokens,
+            "cache_read": self._usage.cache_read_input_tokens,
+            "cache_write": self._usage.cache_creation_input_tokens,
+            "cost": self._cost,
+            "calibration": self.counter.factor,
+        }
+
+    def set_model(self, model: ModelInfo) -> None:
+        """Another model: other tokenizer (factor), other window, a cold cache."""
+        self.model = model
+        self.counter.set_model(model.name)
+        self.cache.cache_min_tokens = model.cache_min_tokens
+        self.cache.reset()
+        self._billed = None
+        self._epoch += 1
+
+    # -- internals -------------------------------------------------------------------------------------
+    def _apply(self, compaction: Compaction, *, store_originals: bool) -> Compaction:
+        before = self._used()
+        view = apply_compaction(self._view, compaction)  # validates the spans first
+        if store_originals:
+            for ref, text in compaction.originals.items():
+                self.store.put(ref, text)
+        spans = sorted(compaction.replacements, key=lambda s: s.start)
+        self._move_memory_covers(spans, len(view))
+        for span in reversed(spans):
+            counts = [self.counter.raw_message(m) for m in span.messages]
+            self._raw_total += sum(counts) - sum(self._raw[span.start : span.end])
+            self._raw[span.start : span.end] = counts
+        self._view = view
+        if spans:
+            self._invalidate_from(spans[0].start)
+        for ref in compaction.refs:
+            found = _PASTE.match(ref)
+            if found:
+                self._paste_seq = max(self._paste_seq, int(found.group(1)))
+        if compaction.tier == "clear":
+            self.ledger = Ledger()
+            self.memory_note, self.memory_covers = "", 0
+            getattr(self.policy, "reset", lambda: None)()
+        if compaction.tier != "T0":
+            self._compactions += 1
+        self._check()
+        return replace(compaction, before=before, after=self._used())
+
+    def _set(self, index: int, message: Message) -> None:
+        count = self.counter.raw_message(message)
+        self._raw_total += count - self._raw[index]
+        self._raw[index] = count
+        self._view[index] = message
+
+    def _used(self) -> int:
+        if self._billed is not None:
+            billed, length = self._billed
+            return billed + self.counter.scale(sum(self._raw[length:]))
+        return self.estimate()
+
+    def _invalidate_from(self, start: int) -> None:
+        """Messages from `start` on changed: billed usage before it stays valid."""
+        if self._billed is not None and start < self._billed[1]:
+            self._billed = None
+        if start < self._built_length:
+            self._epoch += 1
+            self._built_length = min(self._built_length, start)
+
+    def _move_memory_covers(self, spans: list[SpanReplacement], length: int) -> None:
+        """The note's coverage follows the view; a boundary inside a replaced span moves to its start."""
+        covers = self.memory_covers
+        for span in reversed(spans):
+            if span.end <= covers:
+                covers += len(span.messages) - (span.end - span.start)
+            elif span.start < covers:
+                covers = span.start
+        self.memory_covers = max(0, min(covers, length))
+
+    def _next_paste_ref(self) -> str:
+        taken = set(self.store.refs())
+        while True:
+            self._paste_seq += 1
+            ref = f"paste-{self._paste_seq}"
+            if ref not in taken:
+                return ref
+
+    def _budget(self) -> tuple[int, int]:
+        return self.config.budget(self.model.context_window, self.model.max_output_tokens)
+
+    def _require_policy(self) -> Policy:
+        if self.policy is None:
+            raise RuntimeError("no compaction policy: agent_cli.context.policy could not be imported")
+        return self.policy
+
+    def _check(self) -> None:
+        if self.debug:
+            assert_valid(self._view)
+
+
+def _default_policy(config: ContextConfig) -> Policy | None:
+    try:
+        from agent_cli.context.policy import make_policy
+    except ImportError:
+        return None
+    return make_policy(config.policy)
+
+
+def _previous_request_end(view: list[Message]) -> int | None:
+    """Where the previous request ended: the message before the latest assistant message. Derived
+    from the view, not from history, so a resumed session anchors the very same block."""
+    for index in range(len(view) - 1, 0, -1):
+        if view[index].role == "assistant":
+            return index - 1
+    return None

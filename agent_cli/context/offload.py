@@ -1,0 +1,217 @@
+"""Ingest: what happens to a message on its way into the view, before any request sees it.
+
+T0 offload: a tool result over `offload_result_chars`, or the largest results while a message's
+results together exceed `offload_turn_chars`, and a person's paste over `offload_paste_chars`, go to
+the store; the context keeps a `<persisted-output>` element with a head+tail preview and the ref.
+The result is a `Compaction` (data the session log keeps, so a resume replays it exactly).
+
+Also the shaping rules: empty text blocks are dropped, pending injections and the user context are
+merged into a user message in rule-2 order, two messages of one role in a row become one.
+(The `digest` tool-trace mode is a tier: `tiers/digest.py`, run by the policy.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+
+from agent_cli.context.invariants import is_summary, user_rank
+from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement
+from agent_cli.context.store import OffloadStore, safe_ref, validate_ref
+from agent_cli.core.types import Block, BlockMeta, Message, Trust
+
+PERSISTED_TAG = "persisted-output"
+USER_CONTEXT_TAG = "user-context"
+ENV_TAG = "env"
+_RECALL_LINE = (
+    "Too large to keep in the context ({chars:,} chars, {lines:,} lines): the preview above shows its "
+    'head and tail. Use the recall tool with ref "{ref}" to read the rest.'
+)
+
+
+def is_persisted(text: str) -> bool:
+    return text.startswith(f"<{PERSISTED_TAG} ")
+
+
+def count_lines(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def preview(text: str, limit: int) -> str:
+    """Head and tail of `text` within about `limit` chars, cut at line ends, the gap announced."""
+    if len(text) <= limit:
+        return text
+    head_budget = max(1, limit * 3 // 5)
+    tail_budget = max(1, limit - head_budget)
+    head = text[:head_budget]
+    cut = head.rfind("\n")
+    if cut >= head_budget // 2:
+        head = head[: cut + 1]
+    tail = text[-tail_budget:]
+    cut = tail.find("\n")
+    if 0 <= cut < tail_budget // 2:
+        tail = tail[cut + 1 :]
+    omitted = len(text) - len(head) - len(tail)
+    return f"{head.rstrip(chr(10))}\n… {omitted:,} chars omitted …\n{tail}"
+
+
+def persisted_text(ref: str, text: str, path: str | None, preview_chars: int) -> str:
+    """What stays in the context in place of `text` (kept under `ref`)."""
+    chars, lines = len(text), count_lines(text)
+    where = f' path="{_attr(path)}"' if path else ""
+    body = preview(text, preview_chars).rstrip("\n")
+    notice = _RECALL_LINE.format(chars=chars, lines=lines, ref=ref)
+    return (
+        f'<{PERSISTED_TAG} ref="{ref}"{where} chars="{chars}" lines="{lines}">\n{body}\n'
+        f"</{PERSISTED_TAG}>\n{notice}"
+    )
+
+
+def offload_results(
+    message: Message,
+    config: ContextConfig,
+    store: OffloadStore,
+    *,
+    index: int = 0,
+    paste_ref: Callable[[], str] | None = None,
+) -> tuple[Message, Compaction | None]:
+    """T0 for one user message at view `index`: (the message as it stays in the view, the compaction).
+
+    A block whose original cannot be written (disk full, say) stays whole: nothing is ever lost."""
+    if message.role != "user":
+        return message, None
+    blocks = list(message.blocks)
+    originals: dict[str, str] = {}
+    refs: list[str] = []
+    pastes = _paste_refs(paste_ref)
+    kept_whole: set[int] = set()
+
+    def offload(j: int, ref: str) -> None:
+        block = blocks[j]
+        try:
+            path = store.put(validate_ref(ref), block.text)
+        except OSError:
+            kept_whole.add(j)
+            return
+        originals[ref] = block.text
+        refs.append(ref)
+        text = persisted_text(ref, block.text, str(path) if path else None, config.preview_chars)
+        blocks[j] = replace(block, text=text, meta=replace(block.meta, ref=ref))
+
+    candidates = [
+        j for j, b in enumerate(blocks) if b.type == "tool_result" and b.text and not is_persisted(b.text)
+    ]
+    for j in candidates:
+        if len(blocks[j].text) > config.offload_result_chars:
+            offload(j, safe_ref(blocks[j].tool_use_id))
+    while _results_chars(blocks) > config.offload_turn_chars:
+        left = [
+            j
+            for j in candidates
+            if j not in kept_whole
+            and not is_persisted(blocks[j].text)
+            and len(blocks[j].text) > config.preview_chars * 2
+        ]
+        if not left:
+            break
+        largest = max(left, key=lambda j: (len(blocks[j].text), -j))
+        offload(largest, safe_ref(blocks[largest].tool_use_id))
+    for j, block in enumerate(blocks):
+        if (
+            block.type == "text"
+            and block.meta.source == "user"
+            and not block.meta.tag
+            and not is_persisted(block.text)
+            and len(block.text) > config.offload_paste_chars
+        ):
+            offload(j, next(pastes))
+    if not refs:
+        return message, None
+    new = replace(message, blocks=tuple(blocks))
+    compaction = Compaction(
+        tier="T0",
+        trigger="ingest",
+        replacements=(SpanReplacement(index, index + 1, (new,)),),
+        refs=tuple(refs),
+        originals=originals,
+    )
+    return new, compaction
+
+
+def _results_chars(blocks: Sequence[Block]) -> int:
+    return sum(len(b.text) for b in blocks if b.type == "tool_result")
+
+
+def _paste_refs(make: Callable[[], str] | None) -> Iterator[str]:
+    n = 0
+    while True:
+        n += 1
+        yield make() if make else f"paste-{n}"
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+# -- shaping -----------------------------------------------------------------------------------------
+
+
+def clean_message(message: Message) -> Message:
+    """Empty text blocks are dropped (the API refuses them); a message left with nothing is an error."""
+    if message.role not in ("user", "assistant"):
+        raise ValueError(f"a message's role is 'user' or 'assistant', not {message.role!r}")
+    blocks = tuple(b for b in message.blocks if not (b.type == "text" and not b.text.strip()))
+    if not blocks:
+        raise ValueError(f"an empty {message.role} message cannot be added to the conversation")
+    return message if len(blocks) == len(message.blocks) else replace(message, blocks=blocks)
+
+
+def merge_injections(message: Message, context: Sequence[Block], pending: Sequence[Block]) -> Message:
+    """A user message in rule-2 order: tool results, the user context, its own tagged blocks, the
+    pending injections, then the person's words."""
+    results = [b for b in message.blocks if b.type == "tool_result"]
+    tagged = [b for b in message.blocks if b.type != "tool_result" and b.meta.tag]
+    words = [b for b in message.blocks if b.type != "tool_result" and not b.meta.tag]
+    return replace(message, blocks=tuple(results + list(context) + tagged + list(pending) + words))
+
+
+def merge_same_role(previous: Message, message: Message) -> Message:
+    """Two messages of one role in a row become one (roles must alternate); user blocks keep rule 2."""
+    blocks = previous.blocks + message.blocks
+    if message.role == "user":
+        blocks = tuple(sorted(blocks, key=user_rank))
+    return replace(previous, blocks=blocks)
+
+
+def wrap(tag: str, text: str) -> str:
+    """`text` inside `<tag>` ... `</tag>` (unless it already opens with that tag)."""
+    if text.lstrip().startswith(f"<{tag}"):
+        return text
+    return f"<{tag}>\n{text.strip()}\n</{tag}>"
+
+
+def context_blocks(user_context: str, environment: str, now: float) -> list[Block]:
+    """The user context (AGENTS.md, CLAUDE.md) and the environment, tagged, for the first user message."""
+    out = []
+    if user_context.strip():
+        meta = BlockMeta(Trust.USER, "system", now, tag=USER_CONTEXT_TAG)
+        out.append(Block.text_block(wrap(USER_CONTEXT_TAG, user_context), meta))
+    if environment.strip():
+        meta = BlockMeta(Trust.SYSTEM, "system", now, tag=ENV_TAG)
+        out.append(Block.text_block(wrap(ENV_TAG, environment), meta))
+    return out
+
+
+def category(block: Block) -> str:
+    """The /context breakdown's name for what a block of the view is."""
+    if block.meta.tag in (USER_CONTEXT_TAG, ENV_TAG):
+        return "user_context"
+    if is_summary(block) or block.meta.source == "memory":
+        return "summaries"
+    if block.type == "tool_result":
+        return "tool_results"
+    if block.meta.tag:
+        return "attachments"
+    return "messages"

@@ -79,6 +79,7 @@ class ContextEngine:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
         self.config = config
         self.model = model
+        self._server_ceiling: int | None = None  # the server's own limit, learnt from "prompt is too long"
         self.counter = counter or TokenCounter(model.name)
         self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
         self.user_context = user_context
@@ -266,6 +267,8 @@ class ContextEngine:
         budget, reserved = self._budget()
         tokens = error.tokens or max(self._used(), self.estimate())
         maximum = error.maximum or min(self.model.context_window, budget + reserved)
+        if error.maximum:
+            self._server_ceiling = min(error.maximum, self._server_ceiling or error.maximum)
         compaction = self._require_policy().emergency(self.messages, self.tier_context(), tokens, maximum)
         return self._apply(compaction, store_originals=True)
 
@@ -398,7 +401,12 @@ class ContextEngine:
                 return ref
 
     def _budget(self) -> tuple[int, int]:
-        return self.config.budget(self.model.context_window, self.model.max_output_tokens)
+        budget, reserved = self.config.budget(self.model.context_window, self.model.max_output_tokens)
+        if (
+            self._server_ceiling
+        ):  # the server told us its real limit ("prompt is too long"): plan below it from now on
+            budget = max(1, min(budget, int(self._server_ceiling * SERVER_CEILING_SHARE)))
+        return budget, reserved
 
     def _require_policy(self) -> Policy:
         if self.policy is None:
@@ -408,6 +416,9 @@ class ContextEngine:
     def _check(self) -> None:
         if self.debug:
             assert_valid(self._view)
+
+
+SERVER_CEILING_SHARE = 0.9  # our estimate and the server's count differ: keep a margin below its limit
 
 
 def _default_policy(config: ContextConfig) -> Policy | None:

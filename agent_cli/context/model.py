@@ -59,9 +59,14 @@ class ContextConfig:
     policy: str = "default"
 
     def budget(self, window: int, max_output: int) -> tuple[int, int]:
-        """(usable budget, reserved output) for a model."""
-        reserved = min(max_output, self.reserved_output_cap)
-        return max(1, min(window, self.budget_tokens) - reserved), reserved
+        """(usable budget, reserved output) for a model.
+
+        DESIGN §6 reserves min(max_output, 20k); we also cap the reserve at a fifth of the budget, so a
+        small budget (20k, to exercise the tiers) still leaves room for the conversation itself.
+        """
+        total = min(window, self.budget_tokens)
+        reserved = min(max_output, self.reserved_output_cap, total // 5)
+        return max(1, total - reserved), reserved
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class FakeAnthropic:
         max_prompt_tokens: int | None = None,
         cache_min_tokens: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        separate_summaries: bool = False,
     ) -> None:
         self.require_key = require_key
         self.max_prompt_tokens = max_prompt_tokens
@@ -70,6 +71,11 @@ class FakeAnthropic:
         self.count_requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages/count_tokens
         self.statuses: list[int] = []  # the HTTP status of every answer
         self._queue: deque[Scripted] = deque()
+        # separate_summaries: a request without tools (a summarizer's call) is answered with a summary
+        # of its own and does not consume the scripted queue, so a test can script the agent's turns
+        # without knowing when the engine will summarize
+        self.separate_summaries = separate_summaries
+        self.summary_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._release = threading.Semaphore(0)
@@ -193,7 +199,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- answers --------------------------------------------------------------------------------
     def _answer(self, body: dict[str, Any], tokens: int) -> None:
-        scripted = self.fake._next_reply()
+        if self.fake.separate_summaries and not body.get("tools"):
+            self.fake.summary_requests.append(body)
+            scripted: Scripted = text(f"## Summary\nA fake summary of a request of {tokens} tokens.")
+        else:
+            scripted = self.fake._next_reply()
         if isinstance(scripted, Fault):
             self._error(scripted.status, scripted.error_type, scripted.message, scripted.headers)
             return

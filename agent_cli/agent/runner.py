@@ -236,6 +236,7 @@ class AgentSession:
         """Update the session-memory note in the background when §7's thresholds say so."""
         if self._memory_task and not self._memory_task.done():
             return self._memory_task
+        self.memory.covers = self.engine.memory_covers  # compactions move it; the engine keeps it aligned
         counts = [self.engine.counter.message(m) for m in self.engine.messages]
         total = sum(counts)
         since = sum(counts[self.memory.covers :]) if self.memory.covers <= len(counts) else total

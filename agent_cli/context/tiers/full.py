@@ -1,0 +1,176 @@
+"""T4 full compaction: the middle of the history becomes one structured summary.
+
+The head (first user message) and a token-budget tail stay verbatim; the middle is replaced by
+`[ack, <summary ref="span-…">…</summary> + the ledger verbatim]`. A previous summary in the middle is
+*updated* with only the new turns (prompts/compact_update.md), never summarized as raw material. A
+middle larger than `summarizer_input_tokens` goes in chunks, each updating the running summary, so a
+compaction never fails for length. When the summarizer is missing or raises, the ledger-only static
+summary of T5 stands in (tier "T5", trigger "no_summarizer" / "summarizer_failed").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from agent_cli.context.model import Compaction, Summarizer, TierContext, TierName
+from agent_cli.context.tiers.common import (
+    TAG_LEDGER,
+    TAG_SUMMARY,
+    carried_pinned,
+    compactor_block,
+    cut_middle,
+    fill,
+    ledger_block,
+    lifted_blocks,
+    make_ref,
+    plan_tail,
+    redact,
+    render_for_summary,
+    render_transcript,
+    span_delta,
+    splice,
+    split_prompt,
+    tail_tokens_for,
+    tool_uses_by_id,
+)
+from agent_cli.context.tiers.emergency import static_summary
+from agent_cli.core.types import Block, Message
+
+log = logging.getLogger(__name__)
+
+SUMMARY_PREAMBLE = (
+    "Reference material: a summary of earlier turns of this session, written when they were compacted. "
+    "It is not an instruction and not a message to answer. recall(ref) returns the original turns."
+)
+
+NO_FOCUS = "(none given: cover the whole session evenly)"
+NO_PREVIOUS = "(none)"
+MIN_CHUNK_TOKENS = 1_000
+
+
+def summary_block(summary: str, ref: str, now: float = 0.0) -> Block:
+    body = f'<summary ref="{ref}">\n{SUMMARY_PREAMBLE}\n\n{summary.strip()}\n</summary>'
+    return compactor_block(body, TAG_SUMMARY, now, ref=ref)
+
+
+def previous_summary(messages: Sequence[Message]) -> str:
+    """The text of the latest summary block in `messages` (its wrapper and preamble removed), or ""."""
+    found = ""
+    for message in messages:
+        for block in message.blocks:
+            if block.type == "text" and block.meta.tag == TAG_SUMMARY:
+                found = block.text
+    if not found:
+        return ""
+    body = found.split("\n", 1)[1] if found.startswith("<summary") and "\n" in found else found
+    body = body.removesuffix("</summary>").strip()
+    first, _, rest = body.partition("\n\n")
+    return rest.strip() if first.startswith("Reference material:") and rest else body
+
+
+class FullCompact:
+    name: TierName = "T4"
+
+    async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
+        if not view:
+            return None
+        start, lifted = plan_tail(view, ctx.counter, tail_tokens_for(ctx.config, ctx.budget, ctx.used))
+        if start <= 1:
+            return None
+        middle = view[1:start]
+        original = render_transcript(middle)
+        ref = make_ref("span", original)
+        tier: TierName = "T4"
+        if ctx.summarizer is None:
+            summary, tier, trigger = static_summary(ctx), "T5", "no_summarizer"
+        else:
+            try:
+                summary = await summarize_middle(middle, ctx, ctx.summarizer, tool_uses_by_id(view))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # any failure of the model: the ledger still holds the facts
+                log.warning("summarizer failed (%s); falling back to the static ledger summary", exc)
+                summary, tier, trigger = static_summary(ctx), "T5", "summarizer_failed"
+        blocks: list[Block] = []
+        if tier == "T4":
+            blocks.append(summary_block(summary, ref, ctx.now))
+            ledger = ledger_block(ctx.ledger_text, ctx.now)
+            if ledger is not None:
+                blocks.append(ledger)
+            blocks += carried_pinned(middle)
+        else:  # keep the previous model summary; the static one is the ledger, in the ledger's place
+            blocks += carried_pinned(middle, frozenset({TAG_SUMMARY}))
+            text = f'<ledger ref="{ref}">\n{summary}\n</ledger>'
+            blocks.append(compactor_block(text, TAG_LEDGER, ctx.now, ref=ref))
+        if lifted is not None:
+            blocks += lifted_blocks(lifted)
+        span = splice(view, start, blocks, ctx.now)
+        saved = span_delta(view, [span], ctx.counter)
+        if saved <= 0:
+            return None  # nothing worth replacing (the middle is already a summary)
+        return Compaction(
+            tier=tier,
+            trigger=trigger,
+            replacements=(span,),
+            before=ctx.used,
+            after=ctx.used - saved,
+            refs=(ref,),
+            summary=summary,
+            originals={ref: original},
+        )
+
+
+async def summarize_middle(
+    middle: Sequence[Message], ctx: TierContext, summarizer: Summarizer, uses: dict[str, Block]
+) -> str:
+    """The summary of `middle`: an update of the previous summary when there is one, in chunks when the
+    material is larger than the summarizer takes."""
+    running = previous_summary(middle)
+    pieces = [render_for_summary([m], ctx.config.prune_output_chars, uses) for m in middle]
+    pieces = [p for p in pieces if p]
+    if not pieces:
+        if running:
+            return running
+        raise ValueError("nothing to summarize")
+    fresh, update = ctx.prompts("compact"), ctx.prompts("compact_update")
+    if not fresh.strip() or not update.strip():
+        raise ValueError("the compaction prompts (prompts/compact.md, compact_update.md) are missing")
+    limit = ctx.config.summarizer_input_tokens
+    i = 0
+    while i < len(pieces):
+        template = update if running else fresh
+        room = max(MIN_CHUNK_TOKENS, limit - ctx.counter.text(template) - ctx.counter.text(running))
+        chunk, i = take_chunk(pieces, i, room, ctx)
+        system, request = split_prompt(template)
+        if "{transcript}" not in request:
+            request += "\n\n{transcript}"
+        values = {"focus": ctx.focus.strip() or NO_FOCUS, "previous_summary": running or NO_PREVIOUS}
+        system = fill(system, **values)
+        request = fill(request, transcript=chunk, **values)
+        text = (await summarizer(system, request)).strip()
+        if not text:
+            raise ValueError("the summarizer returned an empty summary")
+        running = redact(text)
+    return running
+
+
+def take_chunk(pieces: list[str], i: int, room: int, ctx: TierContext) -> tuple[str, int]:
+    """pieces[i:j] joined while they fit in `room` tokens (at least one piece, cut when it alone is too
+    large). Returns (chunk, j)."""
+    taken: list[str] = []
+    used = 0
+    j = i
+    while j < len(pieces):
+        size = ctx.counter.text(pieces[j])
+        if taken and used + size > room:
+            break
+        piece = pieces[j]
+        if size > room:
+            piece = cut_middle(piece, max(1, len(piece) * room // max(1, size)) * 9 // 10)
+            size = ctx.counter.text(piece)
+        taken.append(piece)
+        used += size
+        j += 1
+    return "\n\n".join(taken), j

@@ -1,0 +1,202 @@
+"""The policy: which tier runs when, named policies, anti-thrash, manual and emergency compaction."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agent_cli.context.invariants import check
+from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement, apply_compaction
+from agent_cli.context.policy import POLICIES, Policy, default_policy, make_policy, shift_index
+from tests.context.test_tiers import Counter, FakeSummarizer, make_ctx, person, read_pair, work_session
+
+
+def chain(view, compactions):
+    """Apply compactions in order, checking that each was computed on the view after the previous."""
+    current = list(view)
+    for previous, compaction in zip([None, *compactions], compactions, strict=False):
+        if previous is not None:
+            assert compaction.before == previous.after
+        current = apply_compaction(current, compaction)
+        assert check(current) == []
+    return current
+
+
+async def test_nothing_happens_when_there_is_room_and_the_cache_is_warm():
+    view = work_session(4)
+    policy = default_policy()
+    assert await policy.decide(view, make_ctx(view, budget=100_000), "auto") == []
+    assert not policy.warn and not policy.halted_reason
+
+
+async def test_warn_flag_at_the_warn_fraction():
+    view = work_session(4)
+    policy = default_policy()
+    used = int(0.76 * 100_000)
+    assert await policy.decide(view, make_ctx(view, budget=100_000, used=used)) == []
+    assert policy.warn
+
+
+async def test_a_cold_cache_runs_micro_compaction_first():
+    view = work_session(8)
+    out = await default_policy().decide(view, make_ctx(view, budget=100_000, last_request_at=0.0))
+    assert [(c.tier, c.trigger) for c in out] == [("T1", "cache_cold")]
+    chain(view, out)
+
+
+async def test_order_t1_pressure_then_t3_then_t4_each_on_the_previous_result():
+    view = work_session(20, size=3_000)
+    config = ContextConfig(micro_min_prunable_tokens=500, micro_keep_recent=12)
+    budget = 12_000
+    ctx = make_ctx(view, budget=budget, used=int(budget * 2.5), summarizer=FakeSummarizer(), config=config)
+    out = await default_policy().decide(view, ctx)
+    assert [c.tier for c in out] == ["T1", "T3", "T4"]
+    assert out[0].trigger == "pressure"
+    final = chain(view, out)
+    assert len(final) < len(view)
+
+
+async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
+    view = work_session(10)
+    budget = 6_000
+    used = int(budget * 0.9)
+    fresh = make_ctx(
+        view,
+        budget=budget,
+        used=used,
+        memory_note="# note\n## Current Goal\n- parser",
+        memory_covers=len(view),
+    )
+    out = await default_policy().decide(view, fresh)
+    assert [c.tier for c in out] == ["T2"]
+    no_region = replace(fresh.config, region_fraction=0.95)
+    stale = replace(fresh, memory_covers=2, summarizer=FakeSummarizer(), config=no_region)
+    out = await default_policy().decide(view, stale)
+    assert [c.tier for c in out] == ["T4"]
+    chain(view, out)
+
+
+async def test_auto_compact_off_keeps_only_the_lossless_tier():
+    view = work_session(10, size=3_000)
+    config = ContextConfig(auto_compact=False, micro_min_prunable_tokens=500)
+    ctx = make_ctx(
+        view, budget=8_000, used=7_900, summarizer=FakeSummarizer(), config=config, last_request_at=0.0
+    )
+    out = await default_policy().decide(view, ctx)
+    assert [c.tier for c in out] == ["T1"]
+    assert default_policy().emergency(view, ctx, 9_000, 8_000).tier == "T5"
+
+
+async def test_anti_thrash_stops_automatic_compaction_after_two_useless_rounds():
+    view = work_session(10)
+    summarizer = FakeSummarizer()
+    policy = default_policy()
+    ctx = make_ctx(view, budget=6_000, used=30_000, summarizer=summarizer)  # far more than T4 can free
+    assert [c.tier for c in await policy.decide(view, ctx)] == ["T3", "T4"]
+    assert not policy.halted_reason
+    assert [c.tier for c in await policy.decide(view, ctx)] == ["T3", "T4"]
+    assert "two compactions in a row" in policy.halted_reason
+    calls = len(summarizer.calls)
+    assert await policy.decide(view, ctx) == []
+    assert len(summarizer.calls) == calls
+    # the lossless tier still runs while halted
+    cold = await policy.decide(view, replace(ctx, last_request_at=0.0))
+    assert [c.tier for c in cold] == ["T1"]
+    # a manual compaction that gets below the threshold resumes automatic compaction
+    await policy.manual(view, make_ctx(view, budget=6_000, summarizer=summarizer))
+    assert not policy.halted_reason
+
+
+async def test_a_successful_round_resets_the_strikes():
+    view = work_session(10)
+    policy = default_policy()
+    high = make_ctx(view, budget=6_000, used=30_000, summarizer=FakeSummarizer())
+    await policy.decide(view, high)
+    await policy.decide(view, make_ctx(view, budget=6_000, used=5_900, summarizer=FakeSummarizer()))
+    await policy.decide(view, high)
+    assert not policy.halted_reason
+
+
+async def test_manual_compaction_uses_the_focus_and_falls_back_on_failure():
+    view = work_session(10)
+    summarizer = FakeSummarizer(replies=["## Goal\nparser"])
+    policy = default_policy()
+    out = await policy.manual(
+        view, make_ctx(view, budget=100_000, summarizer=summarizer, focus="only the tests")
+    )
+    assert out is not None and (out.tier, out.trigger) == ("T4", "manual")
+    assert "only the tests" in summarizer.calls[0][1]
+    failed = await policy.manual(view, make_ctx(view, budget=100_000, summarizer=FakeSummarizer(fail=True)))
+    assert failed is not None and (failed.tier, failed.trigger) == ("T5", "summarizer_failed")
+    short = [person("hi")]
+    assert await policy.manual(short, make_ctx(short, summarizer=summarizer)) is None
+
+
+async def test_emergency_frees_what_the_api_asked_for():
+    view = work_session(10)
+    ctx = make_ctx(view)
+    out = default_policy().emergency(view, ctx, tokens=ctx.used + 1_000, maximum=ctx.used - 1_000)
+    assert out.tier == "T5" and out.trigger == "overflow"
+    new = chain(view, [out])
+    assert Counter().total(view) - Counter().total(new) >= 2_000 + ctx.config.emergency_margin_tokens
+
+
+async def test_digest_mode_digests_at_a_new_persons_message():
+    view = work_session(4)
+    ctx = make_ctx(view, budget=100_000, config=ContextConfig(tool_trace="digest"))
+    out = await default_policy().decide(view, ctx)
+    assert [c.tier for c in out] == ["digest"]
+    assert len(chain(view, out)) == 3
+
+
+def test_make_policy_names_and_errors():
+    assert set(POLICIES) == {"default", "none", "claude-code", "masking"}
+    assert make_policy("Claude-Code").name == "claude-code"
+    assert default_policy().name == "default"
+    with pytest.raises(ValueError, match="default, none, claude-code, masking"):
+        make_policy("aggressive")
+
+
+async def test_policy_none_only_answers_an_overflow():
+    view = work_session(10)
+    ctx = make_ctx(view, budget=6_000, used=5_990, summarizer=FakeSummarizer(), last_request_at=0.0)
+    policy = make_policy("none")
+    assert await policy.decide(view, ctx) == []
+    assert policy.emergency(view, ctx, 7_000, 6_000).tier == "T5"
+
+
+async def test_policy_claude_code_is_t4_at_83_5_percent_and_nothing_earlier():
+    view = work_session(10, size=3_000)
+    policy = make_policy("claude-code")
+    early = make_ctx(view, budget=10_000, used=8_300, summarizer=FakeSummarizer(), last_request_at=0.0)
+    assert await policy.decide(view, early) == []
+    late = replace(early, used=8_400, memory_note="# fresh note", memory_covers=len(view))
+    assert [c.tier for c in await policy.decide(view, late)] == ["T4"]
+
+
+async def test_policy_masking_keeps_the_last_ten_results_every_turn():
+    view = [person("go")]
+    for n in range(14):
+        view += read_pair(n, 400)
+    policy = make_policy("masking")
+    out = await policy.decide(view, make_ctx(view, budget=1_000_000))
+    assert [c.tier for c in out] == ["T1"]
+    new = chain(view, out)
+    cleared = [b.tool_use_id for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
+    assert cleared == ["t0", "t1", "t2", "t3"]
+    assert await policy.decide(new, make_ctx(new, budget=1_000_000)) == []
+
+
+def test_shift_index_moves_boundaries_through_a_compaction():
+    msg = person("x")
+    compaction = Compaction("T4", "auto", (SpanReplacement(1, 6, (msg, msg)),))
+    assert shift_index(compaction, 0) == 0
+    assert shift_index(compaction, 6) == 3
+    assert shift_index(compaction, 9) == 6
+    assert shift_index(compaction, 4) == 1  # inside the span: never claims more than it covered
+
+
+def test_policy_is_constructible_with_a_custom_spec():
+    policy = Policy(replace(POLICIES["default"], name="custom", region=False))
+    assert policy.name == "custom" and policy.halted_reason == ""

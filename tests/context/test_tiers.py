@@ -1,0 +1,517 @@
+"""The compaction tiers on hand-made views: each tier's trigger and its effect."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from agent_cli.context.invariants import check
+from agent_cli.context.model import ContextConfig, TierContext, apply_compaction
+from agent_cli.context.prompts import load_prompt
+from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
+from agent_cli.context.tiers.common import (
+    find_tail_start,
+    group_view,
+    is_person_message,
+    make_ref,
+    redact,
+    render_for_summary,
+)
+from agent_cli.context.tiers.emergency import static_summary
+from agent_cli.core.types import Block, BlockMeta, Message, Trust
+
+# -- builders ------------------------------------------------------------------------------------
+
+
+class Counter:
+    """A tiny deterministic counter: about 4 chars a token, a few tokens per message."""
+
+    def text(self, text: str) -> int:
+        return len(text) // 4 + 1
+
+    def block(self, block: Block) -> int:
+        if block.type == "tool_use":
+            return self.text(block.name + json.dumps(block.input))
+        return self.text(block.text)
+
+    def message(self, message: Message) -> int:
+        return 4 + sum(self.block(b) for b in message.blocks)
+
+    def total(self, view: Sequence[Message]) -> int:
+        return sum(self.message(m) for m in view)
+
+
+def person(text: str, turn: int = 1, *injections: str) -> Message:
+    blocks = [
+        Block.text_block(
+            f"<system-reminder>{t}</system-reminder>",
+            BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"),
+        )
+        for t in injections
+    ]
+    blocks.append(Block.text_block(text, BlockMeta(Trust.USER, "user")))
+    return Message("user", tuple(blocks), turn)
+
+
+def asst(text: str = "", *calls: tuple[str, str, dict], turn: int = 1) -> Message:
+    blocks = [Block.text_block(text, BlockMeta(Trust.ASSISTANT, "assistant"))] if text else []
+    blocks += [Block.tool_use(i, name, inp) for i, name, inp in calls]
+    return Message("assistant", tuple(blocks), turn)
+
+
+def results(*items: tuple[str, str, str], turn: int = 1, error: bool = False) -> Message:
+    blocks = [
+        Block.tool_result(i, text, error, BlockMeta(Trust.TOOL, "tool", tool_name=name))
+        for i, name, text in items
+    ]
+    return Message("user", tuple(blocks), turn)
+
+
+def read_pair(n: int, size: int = 2_000, turn: int = 1) -> list[Message]:
+    """One read_file call of file n and its (large) result."""
+    tid = f"t{n}"
+    body = "\n".join(f"line {k} of file{n}.py: x = {k}" for k in range(size // 20 + 1))[:size]
+    return [
+        asst(f"Reading file{n}.py.", (tid, "read_file", {"path": f"src/file{n}.py"}), turn=turn),
+        results((tid, "read_file", body), turn=turn),
+    ]
+
+
+def work_session(
+    pairs: int = 8, size: int = 2_000, *, final: bool = True, new_person: bool = True
+) -> list[Message]:
+    """person -> `pairs` read calls -> final answer -> (a new person's message)."""
+    view = [person("Please fix the bug in the parser; keep the public API unchanged.", 1)]
+    for n in range(pairs):
+        view += read_pair(n, size)
+    if final:
+        view.append(asst("The bug is in file3.py: an off-by-one in the tokenizer loop."))
+        if new_person:
+            view.append(person("Good. Now add a regression test.", 2))
+    return view
+
+
+@dataclass
+class FakeSummarizer:
+    replies: list[str] = field(default_factory=list)
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    fail: bool = False
+
+    async def __call__(self, system: str, content: str) -> str:
+        self.calls.append((system, content))
+        if self.fail:
+            raise RuntimeError("model unavailable")
+        if self.replies:
+            return self.replies.pop(0)
+        return f"## Goal\nsummary number {len(self.calls)}"
+
+
+def make_ctx(
+    view: Sequence[Message], *, budget: int = 10_000, used: int | None = None, **changes
+) -> TierContext:
+    counter = Counter()
+    config = changes.pop("config", ContextConfig())
+    ctx = TierContext(
+        config=config,
+        counter=counter,
+        used=counter.total(view) if used is None else used,
+        budget=budget,
+        now=1_000.0,
+        last_request_at=990.0,
+        prompts=load_prompt,
+        ledger_text="## Ledger\n- person: Please fix the bug in the parser\n- read src/file3.py",
+    )
+    return replace(ctx, **changes)
+
+
+def valid(view: Sequence[Message]) -> None:
+    assert check(view) == [], check(view)
+
+
+async def applied(tier, view, ctx, trigger="auto"):
+    compaction = await tier.propose(view, ctx, trigger)
+    assert compaction is not None
+    new = apply_compaction(view, compaction)
+    valid(new)
+    assert compaction.after == compaction.before - (Counter().total(view) - Counter().total(new))
+    return compaction, new
+
+
+def all_text(view: Sequence[Message]) -> str:
+    return "\n".join(b.text for m in view for b in m.blocks)
+
+
+# -- common ----------------------------------------------------------------------------------------
+
+
+def test_redact_hides_keys_tokens_and_env_secrets_but_not_prose():
+    text = (
+        "key sk-ant-api03-abcdefghijklmnopqrstuvwx and ghp_abcdefghijklmnopqrstuvwxyz0123 "
+        "aws AKIAABCDEFGHIJKLMNOP\nAuthorization: Bearer abc.def-ghi_jkl123456\n"
+        "export DB_PASSWORD=hunter2\nGITHUB_TOKEN: 'tok en'\nThe password policy is strict.\n"
+        "MAX_TOKENS=8000 max_tokens: 8000"
+    )
+    out = redact(text)
+    for secret in ("sk-ant-api03", "ghp_abcdef", "AKIAABCDEF", "abc.def-ghi", "hunter2", "tok en"):
+        assert secret not in out
+    assert "The password policy is strict." in out and "MAX_TOKENS=8000 max_tokens: 8000" in out
+    assert out.count("[REDACTED") == 6
+
+
+def test_make_ref_is_stable_and_content_addressed():
+    assert make_ref("span", "abc") == make_ref("span", "abc")
+    assert make_ref("span", "abc") != make_ref("span", "abd")
+    assert make_ref("span", "abc").startswith("span-")
+
+
+def test_groups_and_tail_keep_pairs_and_the_last_persons_message():
+    view = work_session(6)
+    groups = group_view(view)
+    assert [(g.start, g.end) for g in groups][:3] == [(0, 1), (1, 3), (3, 5)]
+    counter = Counter()
+    start = find_tail_start(view, counter, 10)
+    assert start == len(view) - 1 and is_person_message(view[start])  # the person's message alone
+    start = find_tail_start(view, counter, 1_200)
+    assert view[start].role == "assistant" or not view[start].tool_results()
+    assert counter.total(view[start:]) >= 1_200
+    # a long run after the person's message: the tail still reaches back to it
+    run = [person("hi"), asst("hello"), person("fix it", 2)] + work_session(6, final=False)[1:]
+    assert find_tail_start(run, counter, 10) == 2
+    assert find_tail_start(run, counter, 10, keep_last_person=False) == len(run) - 2
+
+
+def test_render_for_summary_prunes_skips_summaries_and_redacts():
+    summary = Block.text_block("OLD SUMMARY TEXT", BlockMeta(Trust.ASSISTANT, "compactor", tag="summary"))
+    view = [
+        Message("user", (summary, Block.text_block("my key is sk-ant-1234567890abcdefghijkl", BlockMeta()))),
+        asst("", ("t1", "bash", {"command": "pytest -q"})),
+        results(("t1", "bash", "HEAD" + "x" * 10_000 + "TAIL")),
+    ]
+    text = render_for_summary(view, 1_000)
+    assert "OLD SUMMARY TEXT" not in text
+    assert "sk-ant-1234567890" not in text
+    assert "HEAD" in text and "TAIL" in text and "chars omitted" in text
+    assert len(text) < 2_000
+    assert "bash pytest -q" in text
+
+
+# -- T1 ---------------------------------------------------------------------------------------------
+
+
+async def test_t1_cache_cold_clears_old_results_keeps_recent_small_and_pairs():
+    view = work_session(6)
+    view[4] = results(("t1", "read_file", "tiny"))  # small results stay
+    ctx = make_ctx(view, last_request_at=0.0)  # idle far longer than the TTL
+    compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
+    cleared = [b for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
+    assert [b.tool_use_id for b in cleared] == ["t0", "t2"]  # t1 small; t3..t5 the 3 most recent
+    assert cleared[0].text.startswith("[cleared: read_file src/file0.py — 2000 chars, ref t0; use recall")
+    assert compaction.originals["t0"] == view[2].blocks[0].text
+    assert set(compaction.refs) == {"t0", "t2"}
+    assert len([b for m in new for b in m.tool_uses()]) == 6  # every tool_use stays
+    assert compaction.after < compaction.before
+
+
+async def test_t1_does_nothing_when_warm_or_below_pressure():
+    view = work_session(6)
+    assert await MicroCompact().propose(view, make_ctx(view), "cache_cold") is None  # 10 s idle
+    assert await MicroCompact().propose(view, make_ctx(view, budget=1_000_000), "pressure") is None
+
+
+async def test_t1_pressure_needs_enough_prunable_and_a_saving_worth_the_cache_rewrite():
+    config = ContextConfig(micro_min_prunable_tokens=2_000)
+    view = work_session(12, size=4_000)
+    ctx = make_ctx(view, budget=20_000, config=config)
+    compaction, _ = await applied(MicroCompact(), view, ctx, "pressure")
+    assert compaction.trigger == "pressure" and len(compaction.refs) == 9
+    # too little to prune
+    small = make_ctx(view, budget=20_000, config=replace(config, micro_min_prunable_tokens=50_000))
+    assert await MicroCompact().propose(view, small, "pressure") is None
+    # one old result, then a huge recent history that would all have to be written to the cache again
+    view2 = work_session(1, size=12_000, final=False) + [asst("y" * 80_000), person("go on", 2)]
+    view2 += read_pair(50, 100, 2) + read_pair(51, 100, 2) + read_pair(52, 100, 2)
+    ctx2 = make_ctx(view2, budget=40_000, config=config)
+    assert await MicroCompact().propose(view2, ctx2, "pressure") is None
+
+
+async def test_t1_leaves_pinned_non_compactable_and_offloaded_originals_alone():
+    view = work_session(6)
+    offloaded = view[2].blocks[0].with_meta(ref="t0-offloaded")
+    view[2] = replace(view[2], blocks=(offloaded,))
+    view[4] = replace(view[4], blocks=(view[4].blocks[0].with_meta(pinned=True),))
+    ctx = make_ctx(view, tool_compactable=lambda name: name != "bash")
+    view[6] = results(("t2", "bash", "z" * 3_000))
+    view[5] = asst("run", ("t2", "bash", {"command": "make"}))
+    compaction, new = await applied(MicroCompact(), view, ctx, "masking")
+    assert "ref t0-offloaded" in new[2].blocks[0].text
+    assert "t0-offloaded" not in compaction.originals  # the store already has the full output
+    assert new[4] == view[4] and new[6] == view[6]
+    assert compaction.refs == ("t0-offloaded",)
+
+
+# -- T2 ---------------------------------------------------------------------------------------------
+
+
+async def test_t2_replaces_the_middle_with_a_fresh_note():
+    view = work_session(10)
+    note = "# Session memory\n## Current Goal\n- fix the parser bug (token AKIAABCDEFGHIJKLMNOP)"
+    ctx = make_ctx(view, budget=6_000, memory_note=note, memory_covers=len(view) - 1)
+    compaction, new = await applied(MemoryCompact(), view, ctx)
+    assert new[0] == view[0]
+    assert new[-1] == view[-1]  # the person's latest message is in the tail
+    memory = [b for m in new for b in m.blocks if b.meta.source == "memory"]
+    assert len(memory) == 1 and memory[0].meta.pinned and memory[0].text.startswith("<session-memory")
+    assert "fix the parser bug" in memory[0].text and "AKIAABCDEF" not in memory[0].text
+    assert "## Ledger" in all_text(new)
+    assert compaction.tier == "T2" and compaction.after < compaction.before
+    assert (
+        compaction.refs[0] in compaction.originals and "file0.py" in compaction.originals[compaction.refs[0]]
+    )
+
+
+async def test_t2_needs_a_note_that_reaches_the_tail():
+    view = work_session(10)
+    assert await MemoryCompact().propose(view, make_ctx(view, budget=6_000), "auto") is None
+    stale = make_ctx(view, budget=6_000, memory_note="# note", memory_covers=4)
+    assert await MemoryCompact().propose(view, stale, "auto") is None
+
+
+# -- T3 ---------------------------------------------------------------------------------------------
+
+
+async def test_t3_summarizes_runs_of_tool_traffic_and_keeps_words_and_pairs():
+    view = work_session(8, size=3_000)
+    summarizer = FakeSummarizer(replies=["file0..file7 read; off-by-one in file3.py loop"])
+    ctx = make_ctx(view, budget=8_000, summarizer=summarizer)
+    compaction, new = await applied(RegionCompact(), view, ctx)
+    assert compaction.tier == "T3" and len(summarizer.calls) == 1
+    system, content = summarizer.calls[0]
+    assert "tool activity" in system.lower() and "src/file0.py" in content
+    results_ = [b for m in new for b in m.tool_results()]
+    assert results_[0].text.startswith("[region summary ref region-")
+    assert "off-by-one in file3.py" in results_[0].text
+    assert all(b.text.startswith("[summarized in the region summary") for b in results_[1:-2])
+    assert [b.id for m in new for b in m.tool_uses()] == [b.id for m in view for b in m.tool_uses()]
+    assert [m.text for m in new if m.role == "assistant"] == [m.text for m in view if m.role == "assistant"]
+    assert [m.text for m in new if is_person_message(m)] == [m.text for m in view if is_person_message(m)]
+    assert "line 5 of file0.py" in compaction.originals[compaction.refs[0]]
+
+
+async def test_t3_largest_run_first_and_stops_at_target():
+    view = [person("go", 1)] + read_pair(0, 800) + read_pair(1, 800) + read_pair(2, 800)
+    view += [asst("small ones done"), person("now the big ones", 2)]
+    view += read_pair(10, 6_000, 2) + read_pair(11, 6_000, 2) + [asst("done", turn=2), person("thanks", 3)]
+    summarizer = FakeSummarizer()
+    config = ContextConfig(tail_fraction=0.001)  # keep only the last message verbatim
+    target_ctx = make_ctx(view, budget=int(Counter().total(view) * 1.2), summarizer=summarizer, config=config)
+    compaction, new = await applied(RegionCompact(), view, target_ctx)
+    assert len(summarizer.calls) == 1  # the big run alone reached the target
+    assert "src/file10.py" in summarizer.calls[0][1]
+    assert new[2] == view[2]
+
+
+async def test_t3_without_a_summarizer_or_when_it_fails_changes_nothing():
+    view = work_session(8, size=3_000)
+    assert await RegionCompact().propose(view, make_ctx(view, budget=8_000), "auto") is None
+    failing = make_ctx(view, budget=8_000, summarizer=FakeSummarizer(fail=True))
+    assert await RegionCompact().propose(view, failing, "auto") is None
+
+
+# -- T4 ---------------------------------------------------------------------------------------------
+
+
+async def test_t4_keeps_head_and_tail_summarizes_the_middle_with_focus_and_ledger():
+    view = work_session(10)
+    summarizer = FakeSummarizer(replies=["## Goal\nfix the parser"])
+    ctx = make_ctx(view, budget=6_000, summarizer=summarizer, focus="the tokenizer")
+    compaction, new = await applied(FullCompact(), view, ctx)
+    assert new[0] == view[0] and new[-1] == view[-1]
+    bridge = new[2]
+    summary = [b for b in bridge.blocks if b.meta.tag == "summary"][0]
+    assert summary.meta.source == "compactor" and summary.meta.pinned
+    ref = compaction.refs[0]
+    assert ref.startswith("span-") and summary.text.startswith(f'<summary ref="{ref}">')
+    assert "fix the parser" in summary.text and "not an instruction" in summary.text
+    assert ctx.ledger_text in all_text([bridge])
+    system, content = summarizer.calls[0]
+    assert "the tokenizer" in content and "<transcript>" in content and "src/file0.py" in content
+    assert "## Goal" in content and "Remaining work" in content
+    assert "line 3 of file0.py" in compaction.originals[ref]
+    assert compaction.summary == "## Goal\nfix the parser"
+    assert Counter().total(new) < Counter().total(view) / 2
+
+
+async def test_t4_updates_a_previous_summary_instead_of_resummarizing_it():
+    view = work_session(10)
+    summarizer = FakeSummarizer(replies=["FIRST SUMMARY: read files 0-9", "SECOND SUMMARY"])
+    ctx = make_ctx(view, budget=6_000, summarizer=summarizer)
+    _, once = await applied(FullCompact(), view, ctx)
+    more = once + [asst("Writing the test.", ("w1", "write_file", {"path": "tests/test_parser.py"}))]
+    more += [results(("w1", "write_file", "w" * 4_000), turn=2)]
+    for n in range(20, 26):
+        more += read_pair(n, 2_000, 2)
+    more += [asst("Test added.", turn=2), person("Run the whole suite.", 3)]
+    compaction, twice = await applied(
+        FullCompact(), more, make_ctx(more, budget=6_000, summarizer=summarizer)
+    )
+    system, content = summarizer.calls[1]
+    assert "<current-summary>\nFIRST SUMMARY: read files 0-9\n</current-summary>" in content
+    new_turns = content.split("<new-turns>", 1)[1]
+    assert "FIRST SUMMARY" not in new_turns and "tests/test_parser.py" in new_turns
+    assert "summary number" not in all_text(twice)
+    summaries = [b for m in twice for b in m.blocks if b.meta.tag == "summary"]
+    assert len(summaries) == 1 and "SECOND SUMMARY" in summaries[0].text
+    assert sum(1 for m in twice if m.blocks[0].meta.tag == "compaction-ack") == 1
+
+
+async def test_t4_chunks_a_middle_larger_than_the_summarizer_takes():
+    view = work_session(30, size=2_000)
+    config = ContextConfig(summarizer_input_tokens=4_000, prune_output_chars=1_500)
+    summarizer = FakeSummarizer()
+    ctx = make_ctx(view, budget=8_000, summarizer=summarizer, config=config)
+    compaction, new = await applied(FullCompact(), view, ctx)
+    assert len(summarizer.calls) >= 3
+    assert all(Counter().text(s + c) <= 4_500 for s, c in summarizer.calls)
+    assert "<current-summary>\n## Goal\nsummary number 1\n</current-summary>" in summarizer.calls[1][1]
+    assert compaction.summary == f"## Goal\nsummary number {len(summarizer.calls)}"
+    transcript = "".join(c for _, c in summarizer.calls)
+    summarized = {b.input["path"] for m in view for b in m.tool_uses()} - {
+        b.input["path"] for m in new for b in m.tool_uses()
+    }
+    assert len(summarized) > 20 and all(path in transcript for path in summarized)
+
+
+async def test_t4_falls_back_to_the_static_ledger_summary_when_the_summarizer_fails():
+    view = work_session(10)
+    ctx = make_ctx(view, budget=6_000, summarizer=FakeSummarizer(fail=True))
+    compaction, new = await applied(FullCompact(), view, ctx)
+    assert (compaction.tier, compaction.trigger) == ("T5", "summarizer_failed")
+    assert ctx.ledger_text in compaction.summary and compaction.summary == static_summary(ctx)
+    assert ctx.ledger_text in all_text(new)
+    none = await FullCompact().propose(view, make_ctx(view, budget=6_000), "manual")
+    assert none is not None and none.trigger == "no_summarizer"
+
+
+async def test_t4_lifts_the_persons_words_out_of_a_long_autonomous_run():
+    view = work_session(14, final=False)  # the person spoke once, then 14 tool calls
+    ctx = make_ctx(view, budget=6_000, summarizer=FakeSummarizer())
+    compaction, new = await applied(FullCompact(), view, ctx)
+    assert not is_person_message(new[2])  # the head is the person's message: nothing to lift
+    assert new[3].role == "assistant" and new[-1] == view[-1]
+    assert Counter().total(new) < Counter().total(view) / 2
+
+    second = [person("first", 1), asst("ok"), person("Please refactor utils; no new deps.", 2)]
+    second += [m for n in range(14) for m in read_pair(n, 2_000, 2)]
+    compaction, new = await applied(
+        FullCompact(), second, make_ctx(second, budget=6_000, summarizer=FakeSummarizer())
+    )
+    bridge = new[2]
+    assert bridge.blocks[-1].text == "Please refactor utils; no new deps."
+    assert [b.meta.tag for b in bridge.blocks[:2]] == ["summary", "ledger"]
+
+
+async def test_t4_merges_a_tail_that_starts_with_the_persons_message():
+    view = work_session(10)
+    config = ContextConfig(tail_fraction=0.001)
+    ctx = make_ctx(view, budget=6_000, summarizer=FakeSummarizer(), config=config)  # tail: the last message
+    compaction, new = await applied(FullCompact(), view, ctx)
+    assert len(new) == 3
+    assert [b.meta.tag for b in new[2].blocks] == ["summary", "ledger", ""]
+    assert new[2].blocks[-1].text == "Good. Now add a regression test."
+
+
+async def test_t4_has_nothing_to_do_on_a_short_view():
+    view = [person("hi"), asst("hello"), person("bye", 2)]
+    assert await FullCompact().propose(view, make_ctx(view, summarizer=FakeSummarizer()), "manual") is None
+
+
+# -- T5 ---------------------------------------------------------------------------------------------
+
+
+async def test_t5_drops_oldest_groups_until_n_minus_m_plus_margin_is_freed():
+    view = work_session(10)
+    ctx = make_ctx(view, budget=6_000)
+    used = ctx.used
+    compaction = Emergency().truncate(view, ctx, tokens=used, maximum=used - 2_500)
+    new = apply_compaction(view, compaction)
+    valid(new)
+    freed = Counter().total(view) - Counter().total(new)
+    assert freed >= 2_500 + ctx.config.emergency_margin_tokens
+    assert freed < 2_500 + ctx.config.emergency_margin_tokens + 1_200  # the oldest groups only
+    assert compaction.before - compaction.after == freed
+    assert new[0] == view[0] and new[-1] == view[-1] and new[-2] == view[-2]
+    marker = [b for b in new[2].blocks if b.meta.tag == "truncated"][0]
+    ref = compaction.refs[0]
+    assert marker.text == f"[earlier turns truncated — ref {ref}; use recall to see them]"
+    assert "src/file0.py" in compaction.originals[ref]
+
+
+async def test_t5_keeps_summaries_and_cuts_a_huge_last_result():
+    view = [
+        person("go"),
+        asst("", ("t1", "bash", {"command": "cat big.log"})),
+        results(("t1", "bash", "L" * 80_000)),
+    ]
+    ctx = make_ctx(view, budget=6_000)
+    compaction = Emergency().truncate(view, ctx, tokens=ctx.used, maximum=5_000)
+    new = apply_compaction(view, compaction)
+    valid(new)
+    assert Counter().total(new) <= 5_000
+    cut = new[-1].blocks[0]
+    assert "chars omitted" in cut.text and cut.meta.ref in compaction.originals
+    assert compaction.originals[cut.meta.ref] == "L" * 80_000
+
+    summary = Block.text_block(
+        "<summary>S</summary>", BlockMeta(Trust.ASSISTANT, "compactor", pinned=True, tag="summary")
+    )
+    view = work_session(10)
+    view[0] = Message("user", (summary,) + view[0].blocks)
+    ctx = make_ctx(view, budget=6_000)
+    compaction = Emergency().truncate(view, ctx, tokens=ctx.used, maximum=ctx.used - 3_000)
+    assert apply_compaction(view, compaction)[0].blocks[0] == summary
+
+
+def test_static_summary_is_the_ledger():
+    ctx = make_ctx([person("x")])
+    assert ctx.ledger_text in static_summary(ctx)
+    assert "ledger is empty" in static_summary(replace(ctx, ledger_text=""))
+
+
+# -- digest -------------------------------------------------------------------------------------------
+
+
+async def test_digest_turns_finished_runs_into_one_line_per_call():
+    view = work_session(3)
+    view[4] = results(("t1", "read_file", "no such file"), error=True)
+    view += [asst("Writing it.", ("t9", "write_file", {"path": "tests/test_x.py"}), turn=2)]
+    view += [results(("t9", "write_file", "ok"), turn=2)]  # a run still going: untouched
+    ctx = make_ctx(view)
+    compaction, new = await applied(Digest(), view, ctx, "digest")
+    assert len(new) == 5 and new[-2:] == view[-2:]
+    digest = new[1]
+    assert digest.role == "assistant" and not digest.tool_uses()
+    assert "Reading file0.py." in digest.text and digest.text.endswith("off-by-one in the tokenizer loop.")
+    lines = [b.text for b in digest.blocks if b.meta.tag == "tool-digest"]
+    assert lines[0] == "- read_file src/file0.py → ok (2000 chars, ref t0)"
+    assert lines[1] == "- read_file src/file1.py → error (12 chars, ref t1)"
+    assert compaction.originals["t1"] == "no such file"
+    assert await Digest().propose(new, make_ctx(new), "digest") is None
+
+
+@pytest.mark.parametrize("tier", [MicroCompact(), MemoryCompact(), RegionCompact(), FullCompact(), Digest()])
+async def test_tiers_never_mutate_their_input(tier):
+    view = work_session(10)
+    snapshot = list(view)
+    ctx = make_ctx(
+        view,
+        budget=6_000,
+        summarizer=FakeSummarizer(),
+        memory_note="# n",
+        memory_covers=99,
+        last_request_at=0.0,
+    )
+    await tier.propose(view, ctx, "cache_cold")
+    assert view == snapshot

@@ -1,0 +1,65 @@
+"""The recorded agent's own cost, from the recorded usage: the README's figures must come out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_cli.replay.claude_code import load_claude_code
+from agent_cli.replay.driver import calibrate
+from agent_cli.replay.report import percentile, reference, weighted_input
+
+TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_weighted_input_is_exact_and_rounds_down():
+    assert weighted_input(3, 1000, 5000) == 3 + 1250 + 500
+    assert weighted_input(1, 1, 1) == 2  # 2.35 -> 2
+
+
+def test_reference_counts_each_response_once():
+    ref = reference(load_claude_code(FIXTURES / "merged.jsonl"))
+    assert ref is not None
+    assert ref.requests == 2
+    assert ref.cache_write == 1060 and ref.cache_read == 11000
+    assert ref.weighted_input == weighted_input(8, 1060, 11000)
+    assert ref.peak_context_tokens == 6065
+
+
+@pytest.mark.parametrize(
+    ("name", "weighted", "requests", "write", "read", "peak"),
+    [
+        ("4d5611e5-241a-462a-8d15-5122611a9569.jsonl", 1_761_454, 139, 479_537, 11_618_567, 164_831),
+        ("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", 1_952_006, 217, 237_121, 16_553_628, 141_787),
+    ],
+)
+def test_reference_of_the_long_sessions_matches_the_readme(name, weighted, requests, write, read, peak):
+    path = TRANSCRIPTS / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    transcript = load_claude_code(path)
+    ref = reference(transcript)
+    assert ref is not None
+    assert (ref.weighted_input, ref.requests, ref.cache_write, ref.cache_read) == (
+        weighted,
+        requests,
+        write,
+        read,
+    )
+    assert ref.peak_context_tokens == peak
+    # the estimator against the as-sent context (Claude Code's own compaction applied) stays close
+    calibration = calibrate(transcript, transcript.model)
+    assert len(calibration.errors) == requests
+    assert calibration.errors[0] == 0  # the overhead is taken from the first request
+    assert percentile(calibration.errors, 0.5) < 5
+    # our cl100k counts are scaled up to the recorded tokenizer (which counts more for this text)
+    assert 1.1 < calibration.factor < 2.0
+    assert 20_000 < calibration.overhead < 30_000
+
+
+def test_percentile_nearest_rank():
+    assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 0.5) == 3.0
+    assert percentile(list(range(1, 101)), 0.95) == 95
+    assert percentile([7.0], 0.95) == 7.0

@@ -30,7 +30,7 @@ class ContextConfig:
     offload_paste_chars: int = 50_000
     preview_chars: int = 2_000
     # T1
-    micro_fraction: float = 0.50
+    micro_fraction: float = 0.30  # DESIGN says 0.50; the cost-benefit check in T1 is the real gate (see micro.py)
     micro_min_prunable_tokens: int = 20_000
     micro_keep_recent: int = 3
     micro_keep_chars: int = 120

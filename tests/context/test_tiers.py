@@ -208,7 +208,7 @@ async def test_t1_cache_cold_clears_old_results_keeps_recent_small_and_pairs():
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     cleared = [b for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
     assert [b.tool_use_id for b in cleared] == ["t0", "t2"]  # t1 small; t3..t5 the 3 most recent
-    assert cleared[0].text.startswith("[cleared: read_file src/file0.py — 2000 chars, ref t0; use recall")
+    assert cleared[0].text == "[cleared: read_file output, 2000 chars; recall ref t0]"
     assert compaction.originals["t0"] == view[2].blocks[0].text
     assert set(compaction.refs) == {"t0", "t2"}
     assert len([b for m in new for b in m.tool_uses()]) == 6  # every tool_use stays
@@ -235,6 +235,22 @@ async def test_t1_pressure_needs_enough_prunable_and_a_saving_worth_the_cache_re
     view2 += read_pair(50, 100, 2) + read_pair(51, 100, 2) + read_pair(52, 100, 2)
     ctx2 = make_ctx(view2, budget=40_000, config=config)
     assert await MicroCompact().propose(view2, ctx2, "pressure") is None
+
+
+async def test_t1_clears_large_inputs_of_old_calls_and_keeps_them_recallable():
+    body = "def f():\n    return 1\n" * 40
+    view = [person("rewrite it")]
+    for n in range(5):
+        view += [asst("", (f"w{n}", "write_file", {"path": f"f{n}.py", "content": body})),
+                 results((f"w{n}", "write_file", "ok"))]
+    view.append(asst("done"))
+    ctx = make_ctx(view, last_request_at=0.0)
+    compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
+    inputs = [b.input for m in new for b in m.tool_uses()]
+    assert [i["content"].startswith("[cleared: ") for i in inputs] == [True, True, False, False, False]
+    assert inputs[0]["path"] == "f0.py"  # short values stay: the call still says what it did
+    assert json.loads(compaction.originals["w0-input"])["content"] == body
+    assert check(new) == []
 
 
 async def test_t1_leaves_pinned_non_compactable_and_offloaded_originals_alone():

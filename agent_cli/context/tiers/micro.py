@@ -7,15 +7,19 @@ overwritten by the preview). tool_use blocks stay, so every pair stays intact.
 Triggers:
 - "cache_cold": idle longer than the cache TTL; the cached prefix is gone anyway, so clearing is free.
 - "pressure": usage >= micro_fraction of the budget, >= micro_min_prunable_tokens prunable, and the
-  saving over the expected remaining turns outweighs rewriting the cache from the first cleared block:
-  saved * EXPECTED_TURNS * (1 - 0.1) > rewrite * 1.25. EXPECTED_TURNS (5) is a config-free guess of how
-  many more requests will carry the saving: each of them would otherwise read the cleared tokens from
-  the cache at 0.1x, while rewriting the suffix costs 1.25x once.
+  saving over the expected remaining requests outweighs rewriting the cache from the first cleared
+  block: each later request would read the cleared tokens from the cache at 0.1x, while the suffix
+  after the first cleared block is written once at 1.25x instead of read at 0.1x:
+      saved * 0.1 * expected_requests > rewrite * (1.25 - 0.1)
+  expected_requests follows the session's own pace (a session that has made N requests is expected
+  to make about N more, at least MIN_EXPECTED_REQUESTS): long sessions clear earlier, short ones never
+  pay a rewrite they cannot earn back.
 - anything else ("masking", "manual", ...): clear unconditionally.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -30,14 +34,28 @@ from agent_cli.context.tiers.common import (
 )
 from agent_cli.core.types import Message
 
-EXPECTED_TURNS = 5  # a config-free guess of how many more requests will carry the saving
+MIN_EXPECTED_REQUESTS = 5
 CACHE_READ = 0.1
 CACHE_WRITE = 1.25
 
 
 def placeholder(tool: str, target: str, chars: int, ref: str) -> str:
-    what = f"{tool} {target}".strip()
-    return f"{CLEARED_PREFIX}{what} — {chars} chars, ref {ref}; use recall to see it]"
+    """Short on purpose: it stays in every later request. The target is named only when the call
+    that produced the result is not right before it (T1 keeps tool_use blocks, so it always is)."""
+    what = f"{tool} {target}".strip() if target else f"{tool} output"
+    return f"{CLEARED_PREFIX}{what}, {chars} chars; recall ref {ref}]"
+
+
+def _large_strings(tool_input: dict, limit: int) -> bool:
+    return any(
+        isinstance(v, str) and len(v) > limit and not v.startswith(CLEARED_PREFIX)
+        for v in tool_input.values()
+    )
+
+
+def expected_requests(view: Sequence[Message]) -> int:
+    """How many more requests a saving will ride on: as many as the view already shows (Lindy)."""
+    return max(MIN_EXPECTED_REQUESTS, sum(1 for m in view if m.role == "assistant"))
 
 
 def is_cache_cold(ctx: TierContext) -> bool:
@@ -89,29 +107,62 @@ class MicroCompact:
                 out.append(c)
         return out
 
+    def input_candidates(self, view: Sequence[Message], ctx: TierContext) -> list[tuple[int, int]]:
+        """(message, block) of old tool_use blocks whose input carries large strings (a file written,
+        an edit's old and new text): the call stays, those values become placeholders."""
+        found: list[tuple[int, int]] = []
+        for i, message in enumerate(view):
+            if message.role != "assistant":
+                continue
+            for j, block in enumerate(message.blocks):
+                if block.type == "tool_use" and not block.meta.pinned and ctx.tool_compactable(block.name):
+                    found.append((i, j))
+        keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
+        older = found[: max(0, len(found) - keep)]
+        limit = ctx.config.micro_keep_chars
+        return [(i, j) for i, j in older if _large_strings(view[i].blocks[j].input, limit)]
+
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         if trigger == "cache_cold" and not is_cache_cold(ctx):
             return None
         if trigger == "pressure" and ctx.used < ctx.config.micro_fraction * ctx.budget:
             return None
         chosen = self.candidates(view, ctx)
-        if not chosen:
+        inputs = self.input_candidates(view, ctx)
+        if not chosen and not inputs:
             return None
         by_message: dict[int, list[_Candidate]] = {}
         for c in chosen:
             by_message.setdefault(c.message, []).append(c)
+        inputs_by_message: dict[int, list[int]] = {}
+        for i, j in inputs:
+            inputs_by_message.setdefault(i, []).append(j)
         originals: dict[str, str] = {}
         refs: list[str] = []
         replacements: list[SpanReplacement] = []
-        for index, cands in by_message.items():
+        for index in sorted(set(by_message) | set(inputs_by_message)):
             blocks = list(view[index].blocks)
-            for c in cands:
+            for c in by_message.get(index, []):
                 old = blocks[c.block]
-                text = placeholder(c.tool, c.target, len(old.text), c.ref)
+                text = placeholder(c.tool, "", len(old.text), c.ref)
                 if not old.meta.ref:  # an offloaded result's full text is in the store already
                     originals[c.ref] = old.text
                 refs.append(c.ref)
                 blocks[c.block] = replace(old, text=text, meta=replace(old.meta, ref=c.ref))
+            for j in inputs_by_message.get(index, []):
+                old = blocks[j]
+                ref = f"{old.id}-input"
+                originals[ref] = json.dumps(old.input, ensure_ascii=False, indent=1)
+                refs.append(ref)
+                cleared = {
+                    k: (
+                        f"{CLEARED_PREFIX}{len(v)} chars; recall ref {ref}]"
+                        if isinstance(v, str) and len(v) > ctx.config.micro_keep_chars
+                        else v
+                    )
+                    for k, v in old.input.items()
+                }
+                blocks[j] = replace(old, input=cleared, meta=replace(old.meta, ref=ref))
             replacements.append(
                 SpanReplacement(index, index + 1, (replace(view[index], blocks=tuple(blocks)),))
             )
@@ -126,7 +177,7 @@ class MicroCompact:
                 return None
             # after clearing, the cache must be rewritten from the first cleared message to the end
             rewrite = tokens_of(view[replacements[0].start :], ctx.counter) - saved
-            if saved * EXPECTED_TURNS * (1 - CACHE_READ) <= rewrite * CACHE_WRITE:
+            if saved * CACHE_READ * expected_requests(view) <= rewrite * (CACHE_WRITE - CACHE_READ):
                 return None
         return Compaction(
             tier="T1",

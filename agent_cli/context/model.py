@@ -30,10 +30,13 @@ class ContextConfig:
     offload_paste_chars: int = 50_000
     preview_chars: int = 2_000
     # T1
-    micro_fraction: float = 0.30  # DESIGN says 0.50; the cost-benefit check in T1 is the real gate (see micro.py)
+    micro_fraction: float = (
+        0.30  # DESIGN says 0.50; the cost-benefit check in T1 is the real gate (see micro.py)
+    )
     micro_min_prunable_tokens: int = 20_000
     micro_keep_recent: int = 3
     micro_keep_chars: int = 120
+    micro_collapse: bool = True  # old cleared pairs become digest lines (tiers/collapse.py)
     cache_ttl_seconds: float = 300.0  # 5 min; 3600 with cache_ttl = "1h"
     # T3
     region_fraction: float = 0.70
@@ -82,7 +85,9 @@ class SpanReplacement:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SpanReplacement:
-        return cls(int(data["start"]), int(data["end"]), tuple(Message.from_json(m) for m in data["messages"]))
+        return cls(
+            int(data["start"]), int(data["end"]), tuple(Message.from_json(m) for m in data["messages"])
+        )
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ class Policy:
         self.spec = spec or POLICIES["default"]
         self.name = self.spec.name
         self.micro = MicroCompact()
-        self.masking = MicroCompact(keep_recent=self.spec.masking_keep)
+        self.masking = MicroCompact(keep_recent=self.spec.masking_keep, collapse=False)
         self.memory = MemoryCompact()
         self.region = RegionCompact()
         self.full = FullCompact()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,13 @@ class Calibration:
     factor: float  # calibration factor of our counter for this session's tokenizer
     overhead: int  # tokens of the recorded agent's system prompt + tools (not in the log)
     errors: tuple[float, ...] = ()  # the live estimator's |error| in % per request (see estimator_errors)
+    per_model: dict[str, float] = field(default_factory=dict)  # the factor of each recorded model
+
+    def scale_for(self, model: str) -> float:
+        """A request recorded with `model` is counted in that model's tokens: its factor over the
+        session's. A session that switched models (Opus and Haiku tokenize differently) is then
+        compared with what it really cost, request by request."""
+        return self.per_model.get(model, self.factor) / self.factor if self.factor else 1.0
 
 
 def calibrate(transcript: Transcript, model: str) -> Calibration:
@@ -101,6 +108,7 @@ def calibrate(transcript: Transcript, model: str) -> Calibration:
     counter = TokenCounter(model)
     raw_of = _RawMessages(counter)
     billed = estimated = 0
+    by_model: dict[str, list[int]] = {}
     previous: tuple[int, int, str, int] | None = None
     cuts = [b.position for b in transcript.boundaries]
     for request in transcript.requests:
@@ -113,11 +121,17 @@ def calibrate(transcript: Transcript, model: str) -> Calibration:
             if not any(previous[3] < cut <= request.position for cut in cuts) and raw > previous[1]:
                 billed += total - previous[0]
                 estimated += raw - previous[1]
+                fit = by_model.setdefault(request.model, [0, 0])
+                fit[0] += total - previous[0]
+                fit[1] += raw - previous[1]
         previous = (total, raw, request.model, request.position)
     if estimated >= MIN_FIT_TOKENS and billed > 0:
         counter = TokenCounter(model, factor=billed / estimated)
     overhead = overhead_tokens(transcript, counter)
-    return Calibration(counter.factor, overhead, tuple(estimator_errors(transcript, model)))
+    per_model = {name: b / e for name, (b, e) in by_model.items() if e >= MIN_FIT_TOKENS and b > 0}
+    if len(per_model) < 2:
+        per_model = {}  # one model: the session factor is its factor
+    return Calibration(counter.factor, overhead, tuple(estimator_errors(transcript, model)), per_model)
 
 
 class _RawMessages:
@@ -349,9 +363,10 @@ async def _run(
         if tools and recorded.index == 0:
             sim.warm(segments, len(tools) - 1, clock.now)
         cached = sim.request(segments, clock.now)
-        sizes.append(cached.total)
+        scale = calibration.scale_for(recorded.model)
+        sizes.append(round(cached.total * scale))
         output = recorded.usage.output_tokens if recorded.usage else 0
-        totals = _add(totals, cached.usage(output))
+        totals = _add(totals, _scaled(cached.usage(output), scale))
         uses, results = api_orphans(request.messages)
         orphan_uses += uses
         orphan_results += results
@@ -388,6 +403,17 @@ async def _run(
 def _time_of(message: Message, default: float) -> float:
     stamps = [b.meta.created_at for b in message.blocks if b.meta.created_at]
     return max(stamps) if stamps else default
+
+
+def _scaled(usage: Usage, scale: float) -> Usage:
+    if scale == 1.0:
+        return usage
+    return Usage(
+        round(usage.input_tokens * scale),
+        usage.output_tokens,
+        round(usage.cache_read_input_tokens * scale),
+        round(usage.cache_creation_input_tokens * scale),
+    )
 
 
 def _add(totals: TokenTotals, usage: Usage) -> TokenTotals:

@@ -19,6 +19,7 @@ from agent_cli.context.tiers.common import (
     make_ref,
     redact,
     render_for_summary,
+    short_ref,
 )
 from agent_cli.context.tiers.emergency import static_summary
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
@@ -208,9 +209,9 @@ async def test_t1_cache_cold_clears_old_results_keeps_recent_small_and_pairs():
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     cleared = [b for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
     assert [b.tool_use_id for b in cleared] == ["t0", "t2"]  # t1 small; t3..t5 the 3 most recent
-    assert cleared[0].text == "[cleared: read_file output, 2000 chars; recall ref t0]"
-    assert compaction.originals["t0"] == view[2].blocks[0].text
-    assert set(compaction.refs) == {"t0", "t2"}
+    assert cleared[0].text == f"[cleared: read_file output, 2000 chars; recall ref {short_ref('t0')}]"
+    assert compaction.originals[short_ref("t0")] == view[2].blocks[0].text
+    assert set(compaction.refs) == {short_ref("t0"), short_ref("t2")}
     assert len([b for m in new for b in m.tool_uses()]) == 6  # every tool_use stays
     assert compaction.after < compaction.before
 
@@ -241,16 +242,38 @@ async def test_t1_clears_large_inputs_of_old_calls_and_keeps_them_recallable():
     body = "def f():\n    return 1\n" * 40
     view = [person("rewrite it")]
     for n in range(5):
-        view += [asst("", (f"w{n}", "write_file", {"path": f"f{n}.py", "content": body})),
-                 results((f"w{n}", "write_file", "ok"))]
+        view += [
+            asst("", (f"w{n}", "write_file", {"path": f"f{n}.py", "content": body})),
+            results((f"w{n}", "write_file", "ok")),
+        ]
     view.append(asst("done"))
     ctx = make_ctx(view, last_request_at=0.0)
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     inputs = [b.input for m in new for b in m.tool_uses()]
     assert [i["content"].startswith("[cleared: ") for i in inputs] == [True, True, False, False, False]
     assert inputs[0]["path"] == "f0.py"  # short values stay: the call still says what it did
-    assert json.loads(compaction.originals["w0-input"])["content"] == body
+    assert json.loads(compaction.originals[short_ref("w0") + "-in"])["content"] == body
     assert check(new) == []
+
+
+async def test_t1_folds_old_cleared_pairs_into_digest_lines_and_keeps_recent_calls_whole():
+    view = work_session(16)
+    ctx = make_ctx(view, last_request_at=0.0)
+    compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
+    digests = [b for m in new for b in m.blocks if b.meta.tag == "tool-digest"]
+    assert digests and "- read_file src/file0.py → ok (output cleared, ref " in digests[0].text
+    kept_ids = [b.id for m in new for b in m.tool_uses()]
+    assert kept_ids[-10:] == [f"t{n}" for n in range(6, 16)]  # the last 10 calls keep their structure
+    assert len(kept_ids) <= 11  # (the run's last folded message keeps its own call)
+    assert "Reading file0.py." in all_text(new)  # the assistant's words stay verbatim
+    assert new[0] == view[0] and new[-1] == view[-1]  # the person's words are untouched
+    # every output named by a digest line can be recalled from the compaction's originals
+    assert (
+        short_ref("t0") in compaction.refs and compaction.originals[short_ref("t0")] == view[2].blocks[0].text
+    )
+    off = make_ctx(view, last_request_at=0.0, config=ContextConfig(micro_collapse=False))
+    _, kept = await applied(MicroCompact(), view, off, "cache_cold")
+    assert len([b for m in kept for b in m.tool_uses()]) == 16
 
 
 async def test_t1_leaves_pinned_non_compactable_and_offloaded_originals_alone():

@@ -12,6 +12,7 @@ Conventions the tiers rely on (all visible in the log, so a replayed view behave
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -42,6 +43,13 @@ def make_ref(prefix: str, content: str) -> str:
     """A stable short id: the same content always gets the same ref (safe as a file name)."""
     digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{prefix}-{digest}"
+
+
+def short_ref(tool_use_id: str) -> str:
+    """A short, stable ref for a tool call's output: it is repeated in every later request, and a
+    provider's id (`toolu_01LX8KZFM6Z7TecXCsyGYKow`) costs ~15 tokens where this costs ~4."""
+    digest = base64.b32encode(hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).digest())
+    return "r" + digest[:9].decode("ascii").lower()
 
 
 _ASSIGN = r"\s*[=:]\s*)(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"',;]+)"  # `NAME=value` / `name: "value"`

@@ -23,11 +23,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName
+from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
+from agent_cli.context.tiers.collapse import collapse
 from agent_cli.context.tiers.common import (
     CLEARED_PREFIX,
     is_compacted_result,
     result_tool_name,
+    short_ref,
     tokens_of,
     tool_target,
     tool_uses_by_id,
@@ -54,8 +56,13 @@ def _large_strings(tool_input: dict, limit: int) -> bool:
 
 
 def expected_requests(view: Sequence[Message]) -> int:
-    """How many more requests a saving will ride on: as many as the view already shows (Lindy)."""
-    return max(MIN_EXPECTED_REQUESTS, sum(1 for m in view if m.role == "assistant"))
+    """How many more requests a saving will ride on: as many as the view shows were made (Lindy).
+    A folded run counts its digest lines, one per call it stands for."""
+    made = 0
+    for message in view:
+        if message.role == "assistant":
+            made += 1 + sum(b.text.count("\n") + 1 for b in message.blocks if b.meta.tag == "tool-digest")
+    return max(MIN_EXPECTED_REQUESTS, made)
 
 
 def is_cache_cold(ctx: TierContext) -> bool:
@@ -76,8 +83,9 @@ class MicroCompact:
 
     name: TierName = "T1"
 
-    def __init__(self, keep_recent: int | None = None) -> None:
+    def __init__(self, keep_recent: int | None = None, collapse: bool = True) -> None:
         self.keep_recent = keep_recent
+        self.collapse = collapse  # fold old cleared pairs into digest lines (tiers/collapse.py)
 
     def candidates(self, view: Sequence[Message], ctx: TierContext) -> list[_Candidate]:
         """Results that may be cleared, oldest first, the most recent ones already excluded."""
@@ -95,7 +103,11 @@ class MicroCompact:
                 use = uses.get(block.tool_use_id)
                 found.append(
                     _Candidate(
-                        i, j, block.meta.ref or block.tool_use_id, tool, tool_target(use.input) if use else ""
+                        i,
+                        j,
+                        block.meta.ref or short_ref(block.tool_use_id),
+                        tool,
+                        tool_target(use.input) if use else "",
                     )
                 )
         keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
@@ -129,8 +141,6 @@ class MicroCompact:
             return None
         chosen = self.candidates(view, ctx)
         inputs = self.input_candidates(view, ctx)
-        if not chosen and not inputs:
-            return None
         by_message: dict[int, list[_Candidate]] = {}
         for c in chosen:
             by_message.setdefault(c.message, []).append(c)
@@ -151,7 +161,7 @@ class MicroCompact:
                 blocks[c.block] = replace(old, text=text, meta=replace(old.meta, ref=c.ref))
             for j in inputs_by_message.get(index, []):
                 old = blocks[j]
-                ref = f"{old.id}-input"
+                ref = f"{short_ref(old.id)}-in"
                 originals[ref] = json.dumps(old.input, ensure_ascii=False, indent=1)
                 refs.append(ref)
                 cleared = {
@@ -166,25 +176,44 @@ class MicroCompact:
             replacements.append(
                 SpanReplacement(index, index + 1, (replace(view[index], blocks=tuple(blocks)),))
             )
-        saved = sum(
-            tokens_of(view[r.start : r.end], ctx.counter) - tokens_of(r.messages, ctx.counter)
-            for r in replacements
-        )
+        cleared = apply_compaction(view, Compaction("T1", trigger, tuple(replacements)))
+        if self.collapse and ctx.config.micro_collapse:
+            folded = collapse(cleared, small=ctx.config.micro_keep_chars, now=ctx.now)
+            cleared = folded.view
+            originals.update(folded.originals)
+            refs += [r for r in folded.refs if r not in refs]
+        span = _changed_span(view, cleared)
+        if span is None:
+            return None
+        saved = tokens_of(view[span.start : span.end], ctx.counter) - tokens_of(span.messages, ctx.counter)
         if saved <= 0:
             return None
         if trigger == "pressure":
             if saved < ctx.config.micro_min_prunable_tokens:
                 return None
-            # after clearing, the cache must be rewritten from the first cleared message to the end
-            rewrite = tokens_of(view[replacements[0].start :], ctx.counter) - saved
+            # after clearing, the cache must be rewritten from the first changed message to the end
+            rewrite = tokens_of(view[span.start :], ctx.counter) - saved
             if saved * CACHE_READ * expected_requests(view) <= rewrite * (CACHE_WRITE - CACHE_READ):
                 return None
         return Compaction(
             tier="T1",
             trigger=trigger,
-            replacements=tuple(replacements),
+            replacements=(span,),
             before=ctx.used,
             after=ctx.used - saved,
             refs=tuple(refs),
             originals=originals,
         )
+
+
+def _changed_span(old: Sequence[Message], new: Sequence[Message]) -> SpanReplacement | None:
+    """One replacement covering everything that differs between two views (None when equal)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    if head == len(old) == len(new):
+        return None
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return SpanReplacement(head, len(old) - tail, tuple(new[head : len(new) - tail]))

@@ -14,6 +14,7 @@ from agent_cli.core.events import (
     Event,
     Notice,
     PermissionDenied,
+    Retrying,
     TextDelta,
     ThinkingDelta,
     TurnFinished,
@@ -54,7 +55,7 @@ async def run_headless(
             out.flush()
         elif fmt == "stream-json":
             out.write(json.dumps(event.to_json()) + "\n")
-        if isinstance(event, ErrorEvent | PermissionDenied) or (fmt == "text" and isinstance(event, Notice)):
+        if isinstance(event, ErrorEvent | PermissionDenied) or (fmt == "text" and isinstance(event, Notice | Retrying)):
             print(_describe(event), file=err)
     await session.wait_background()
     if fmt == "json":
@@ -93,6 +94,8 @@ def _describe(event: Event) -> str:
         return f"denied: {event.call.name if event.call else '?'} {event.target} — {event.reason}"
     if isinstance(event, Notice):
         return f"{event.level}: {event.text}"
+    if isinstance(event, Retrying):
+        return f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}"
     return str(event)
 
 

@@ -231,7 +231,11 @@ def _session(
         from dataclasses import replace
 
         config = replace(config, model="scripted")
-    return AgentSession(config, make_provider(config, demo), SessionSetup(workspace, resume_id, interactive))
+    provider = make_provider(config, demo)
+    prepare = getattr(provider, "prepare", None)
+    if interactive and callable(prepare):
+        prepare()  # import the SDK here, off the UI's event loop (the TUI calls this in a thread)
+    return AgentSession(config, provider, SessionSetup(workspace, resume_id, interactive))
 
 
 def _headless(
@@ -270,7 +274,8 @@ def _tui(config: "Config", workspace: Path, resume_id: str | None, demo: bool, p
 
         return await asyncio.to_thread(_session, config, workspace, resume_id, True, demo)
 
-    app = create_app(backend_loader=None if startup_error else loader, startup_error=startup_error)
+    app = create_app(backend_loader=None if startup_error else loader, startup_error=startup_error,
+                     initial_prompt="/resume" if pick else None)
     app.run()
 
 

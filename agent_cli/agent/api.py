@@ -28,6 +28,7 @@ class CommandSpec:
     name: str  # without the slash
     args: str  # e.g. "[focus]"
     help: str
+    choices: tuple[str, ...] = ()  # completions of the argument (model names, modes)
 
 
 class AgentBackend(Protocol):

@@ -1,0 +1,402 @@
+"""The Textual app: a transcript, a prompt, a status bar with the context gauge.
+
+It talks to the agent only through `AgentBackend` (agent/api.py) and the events in core/events.py.
+The app paints first and loads the backend in a worker; a prompt runs in a worker that routes each
+event to a widget. Build it with `create_app`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from textual import events, on, work
+from textual.actions import SkipAction
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Collapsible
+from textual.worker import Worker, WorkerState
+
+from agent_cli.agent.api import AgentBackend
+from agent_cli.core.events import (
+    CommandResult,
+    ContextStatus,
+    ContextUpdate,
+    Event,
+    PermissionRequest,
+    TurnFinished,
+    UsageUpdate,
+)
+from agent_cli.tui.backend_reader import BackendReader
+from agent_cli.tui.commands import command_name, local_help, merged_commands
+from agent_cli.tui.completion import argument_choices
+from agent_cli.tui.double_press import DoublePress
+from agent_cli.tui.screens.context_screen import ContextScreen
+from agent_cli.tui.screens.permission_screen import PermissionScreen, ask_permission
+from agent_cli.tui.screens.sessions_screen import SessionsScreen
+from agent_cli.tui.screens.text_screen import TextScreen
+from agent_cli.tui.turn_renderer import TurnRenderer, user_text
+from agent_cli.tui.widgets.activity_line import ActivityLine
+from agent_cli.tui.widgets.command_output import CommandOutput
+from agent_cli.tui.widgets.context_warning import ContextWarning
+from agent_cli.tui.widgets.error_message import ErrorMessage
+from agent_cli.tui.widgets.notice import Notice
+from agent_cli.tui.widgets.prompt_input import PromptInput
+from agent_cli.tui.widgets.status_bar import StatusBar
+from agent_cli.tui.widgets.transcript import Transcript
+from agent_cli.tui.widgets.user_message import UserMessage
+
+BackendLoader = Callable[[], Awaitable[AgentBackend]]
+QUIT_HINT = "press Ctrl+C again to quit"
+BUSY_HINT = "working · Esc to interrupt"
+
+
+class AgentApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "agent"
+    BINDINGS = [
+        Binding("escape", "interrupt", "interrupt", show=False, priority=True),
+        Binding("ctrl+c", "ctrl_c", "interrupt / quit", show=False, priority=True),
+        Binding("ctrl+l", "clear_screen", "clear screen", show=False),
+    ]
+    long_text_lines = 40  # command output longer than this opens in the text viewer
+
+    def __init__(
+        self,
+        *,
+        backend: AgentBackend | None = None,
+        backend_loader: BackendLoader | None = None,
+        startup_error: str | None = None,
+        initial_prompt: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        quit_window: float = 2.0,
+    ) -> None:
+        super().__init__()
+        self.backend = backend
+        self._loader = backend_loader
+        self.startup_error = startup_error
+        self._initial_prompt = initial_prompt
+        self._quit_press = DoublePress(quit_window, clock)
+        self._loading = False
+        self._turn: Worker[None] | None = None
+        self._pending: list[str] = []
+        self._interrupting = False
+        self.renderer: TurnRenderer | None = None
+
+    # -- layout ------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
+        yield ContextWarning(id="context-warning")
+        yield ActivityLine(id="activity")
+        yield PromptInput(id="prompt")
+        yield StatusBar(id="status-bar")
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def activity(self) -> ActivityLine:
+        return self.query_one(ActivityLine)
+
+    @property
+    def turn_running(self) -> bool:
+        return self._turn is not None and self._turn.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    async def on_mount(self) -> None:
+        self.renderer = TurnRenderer(self.transcript)
+        self.prompt.set_commands(merged_commands(None), argument_choices([]))
+        self.prompt.focus_input()
+        if self.startup_error:
+            await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
+        if self.backend is not None:
+            await self._backend_ready(self.backend)
+        elif self._loader is not None:
+            self._loading = True
+            self.status_bar.loading = True
+            self.call_after_refresh(self._load_backend)
+        elif not self.startup_error:
+            self.startup_error = "no model provider was configured"
+            await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
+        if self.backend is None and not self._loading and self._initial_prompt:
+            self.prompt.set_text(self._initial_prompt)
+
+    # -- the backend -------------------------------------------------------------------------------
+    @work(group="backend", exit_on_error=False)
+    async def _load_backend(self) -> None:
+        assert self._loader is not None
+        try:
+            backend = await self._loader()
+        except Exception as exc:  # the app stays open and says why
+            self._loading = False
+            self.status_bar.loading = False
+            self.startup_error = str(exc) or type(exc).__name__
+            hint = (
+                getattr(exc, "hint", "") or "check the configuration, or run `agent --demo` to try it offline"
+            )
+            await self.transcript.add(
+                ErrorMessage(self.startup_error, hint, title="could not load the model")
+            )
+            if self._pending:
+                self.prompt.set_text(self._pending[0])  # nothing typed is lost
+                self._pending.clear()
+            elif self._initial_prompt:
+                self.prompt.set_text(self._initial_prompt)
+            return
+        self._loading = False
+        self.status_bar.loading = False
+        await self._backend_ready(backend)
+
+    async def _backend_ready(self, backend: AgentBackend) -> None:
+        self.backend = backend
+        self._refresh_commands()
+        self._refresh_status()
+        self._refresh_cost()
+        await self._paint_conversation()
+        if self._initial_prompt:
+            self._pending.insert(0, self._initial_prompt)
+            self._initial_prompt = None
+        await self._run_next_pending()
+
+    @property
+    def reader(self) -> BackendReader | None:
+        if self.backend is None:
+            return None
+        return BackendReader(self.backend, self._backend_error)
+
+    def _backend_error(self, text: str) -> None:
+        self.notify(text, title="backend error", severity="error")
+
+    def _refresh_commands(self) -> None:
+        if (reader := self.reader) is not None:
+            self.prompt.set_commands(*reader.commands())
+
+    def _refresh_status(self) -> None:
+        if (reader := self.reader) is None:
+            return
+        self.status_bar.model = reader.model
+        self.status_bar.permission_mode = reader.permission_mode
+        if (status := reader.status()) is not None:
+            self._set_context(status)
+
+    def _refresh_cost(self) -> None:
+        if (reader := self.reader) is not None and (cost := reader.cost()) is not None:
+            self.status_bar.set_usage(*cost)
+
+    def _set_context(self, status: ContextStatus) -> None:
+        self.status_bar.set_context(status)
+        self.query_one(ContextWarning).set_status(status)
+
+    async def _paint_conversation(self) -> None:
+        reader = self.reader
+        assert reader is not None and self.renderer is not None
+        messages = reader.conversation()
+        if messages:
+            await self.renderer.paint_conversation(messages)
+            self.prompt.history.extend(t for m in messages if m.role == "user" and (t := user_text(m)))
+
+    # -- prompts and commands ----------------------------------------------------------------------
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        message.stop()
+        await self.handle_input(message.text)
+
+    async def handle_input(self, text: str) -> None:
+        stripped = text.strip()
+        if stripped.startswith("/"):
+            name, arg = command_name(stripped)
+            if name in ("quit", "exit"):
+                self.exit()
+                return
+            if name == "context":
+                await self._show_context()
+                return
+            if name == "resume" and not arg:
+                await self._pick_session()
+                return
+            if name == "help" and self.backend is None:
+                note = f"**No model is available:** {self.startup_error}" if self.startup_error else ""
+                await self._show_text("help", local_help(merged_commands(None), note))
+                return
+        await self.run_prompt(text)
+
+    async def run_prompt(self, text: str) -> None:
+        if self.backend is None:
+            if self._loading:
+                self._pending.append(text)
+                await self.transcript.add(Notice("the model provider is loading; this runs when it is ready"))
+                return
+            self.prompt.set_text(text)  # nothing typed is lost
+            hint = "only /help and /quit work until a model is available"
+            await self.transcript.add(ErrorMessage(self.startup_error or "no model available", hint))
+            return
+        if self.turn_running:
+            self._pending.append(text)
+            await self.transcript.add(Notice("queued: runs after the current turn (Esc interrupts it)"))
+            return
+        await self.transcript.add(UserMessage(text))
+        self._turn = self._run_turn(text)
+
+    async def _run_next_pending(self) -> None:
+        if self._pending and not self.turn_running and self.backend is not None:
+            await self.run_prompt(self._pending.pop(0))
+
+    @work(group="turn", exit_on_error=False)
+    async def _run_turn(self, text: str) -> None:
+        backend, renderer = self.backend, self.renderer
+        assert backend is not None and renderer is not None
+        self._interrupting = False
+        self.activity.show(BUSY_HINT, busy=True)
+        await renderer.begin_turn()
+        finished = False
+        try:
+            async for event in backend.submit(text):
+                await self._dispatch(event)
+                finished = finished or isinstance(event, TurnFinished)
+        except Exception as exc:
+            await renderer.finish_streams()
+            hint = getattr(exc, "hint", "") or "the conversation is saved; try again, or /resume later"
+            await renderer.add(ErrorMessage(f"{type(exc).__name__}: {exc}", hint, kind="internal"))
+            finished = True
+        finally:
+            if not finished:  # cancelled (a second interrupt) or the stream just ended
+                await renderer.end_turn(None if self._interrupting else TurnFinished(stop_reason="end_turn"))
+            self.activity.show("")
+            self._refresh_status()
+            self.call_later(self._run_next_pending)
+
+    async def _dispatch(self, event: Event) -> None:
+        assert self.renderer is not None
+        if isinstance(event, PermissionRequest):
+            renderer = self.renderer
+            await renderer.permission_pending(event)
+            ask_permission(self, event, lambda decision: renderer.permission_answered(event, decision))
+        elif isinstance(event, UsageUpdate):
+            self.status_bar.set_usage(event.cost_usd, event.cache_hit_rate)
+        elif isinstance(event, ContextUpdate):
+            self._set_context(event.status)
+        elif isinstance(event, CommandResult):
+            await self._command_result(event)
+        else:
+            await self.renderer.handle(event)
+
+    async def _command_result(self, event: CommandResult) -> None:
+        assert self.renderer is not None
+        if not event.is_error and event.name == "clear":
+            await self.transcript.clear()
+            self.renderer.reset()
+        elif not event.is_error and event.name == "resume":
+            await self.transcript.clear()
+            self.renderer.reset()
+            await self._paint_conversation()
+            self._refresh_commands()
+            self._refresh_cost()
+        if event.text:
+            if len(event.text.splitlines()) > self.long_text_lines and not event.is_error:
+                await self._show_text(event.name, event.text)
+            else:
+                await self.transcript.add(CommandOutput(event.name, event.text, is_error=event.is_error))
+        self._refresh_status()
+
+    async def _show_text(self, name: str, text: str) -> None:
+        await self.transcript.add(Notice(f"/{name}: opened in the viewer (Esc closes it)"))
+        self.push_screen(TextScreen(f"/{name}", text))
+
+    async def _show_context(self) -> None:
+        if (reader := self.reader) is None:
+            await self.transcript.add(Notice("/context is available once a model is loaded", "warning"))
+            return
+        breakdown, status = reader.breakdown(), reader.status()
+        if breakdown is not None and status is not None:
+            self.push_screen(ContextScreen(breakdown, status, reader.model))
+
+    async def _pick_session(self) -> None:
+        if (reader := self.reader) is None:
+            await self.transcript.add(Notice("/resume is available once a model is loaded", "warning"))
+            return
+
+        def picked(session_id: str | None) -> None:
+            if session_id:
+                self.call_later(self.run_prompt, f"/resume {session_id}")
+
+        self.push_screen(SessionsScreen(reader.sessions(), reader.session_id), callback=picked)
+
+    # -- keys --------------------------------------------------------------------------------------
+    def action_interrupt(self) -> None:
+        if not self.turn_running or len(self.screen_stack) > 1:
+            raise SkipAction()
+        self._interrupt()
+
+    def action_ctrl_c(self) -> None:
+        if self.turn_running:
+            if isinstance(self.screen, PermissionScreen):
+                self.screen.dismiss("deny")
+            self._interrupt()
+            return
+        if len(self.screen_stack) > 1:
+            self.screen.dismiss(None)
+            return
+        selected = self.screen.get_selected_text() or self.prompt.text_area.selected_text
+        if selected:  # Ctrl+C copies a selection, as it does everywhere else
+            self.copy_to_clipboard(selected)
+            self.activity.show("copied")
+            self.set_timer(self._quit_press.window, self._clear_quit_hint)
+        elif self._quit_press.press():
+            self.exit()
+        else:
+            self.activity.show(QUIT_HINT)
+            self.set_timer(self._quit_press.window, self._clear_quit_hint)
+
+    def _clear_quit_hint(self) -> None:
+        if self.activity.text in (QUIT_HINT, "copied"):
+            self.activity.show("")
+
+    def _interrupt(self) -> None:
+        if self._interrupting:  # asked twice: stop waiting for the backend
+            if self._turn is not None:
+                self._turn.cancel()
+            return
+        self._interrupting = True
+        self.activity.show("interrupting…", busy=True)
+        try:
+            assert self.backend is not None
+            self.backend.interrupt()
+        except Exception:
+            if self._turn is not None:
+                self._turn.cancel()
+
+    @on(events.Click)
+    @on(Collapsible.Toggled)
+    def _refocus_prompt(self) -> None:
+        """A click in the transcript (expanding a tool call, say) leaves typing in the prompt."""
+        if len(self.screen_stack) == 1:
+            self.call_after_refresh(self.prompt.focus_input)
+
+    async def action_clear_screen(self) -> None:
+        await self.transcript.clear()
+        if self.renderer is not None:
+            self.renderer.reset()
+
+
+def create_app(
+    *,
+    backend: AgentBackend | None = None,
+    backend_loader: BackendLoader | None = None,
+    startup_error: str | None = None,
+    initial_prompt: str | None = None,
+) -> AgentApp:
+    """The TUI. Give a ready `backend`, or a `backend_loader` the app awaits after its first paint;
+    `startup_error` (e.g. no API key) is shown prominently and the prompt still takes /help and /quit."""
+    return AgentApp(
+        backend=backend,
+        backend_loader=backend_loader,
+        startup_error=startup_error,
+        initial_prompt=initial_prompt,
+    )

@@ -1,0 +1,85 @@
+"""Slash-command completion, as a pure function of the prompt text.
+
+`/mo` offers `/model`; `/model ` offers the model names; `/permissions a` offers `auto-edit`.
+The choices for arguments come from the backend's CommandSpec (`choices`, when it has them) and from
+what the TUI itself knows (session ids for `/resume`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from agent_cli.agent.api import CommandSpec
+
+PERMISSION_MODES: tuple[str, ...] = ("ask", "auto-edit", "yolo")
+
+
+@dataclass(frozen=True)
+class Completion:
+    value: str  # the whole prompt text after accepting
+    label: str  # what the list shows
+    help: str = ""
+    final: bool = False  # accepting it leaves nothing more to type
+
+
+def spec_choices(spec: CommandSpec) -> tuple[str, ...]:
+    """A spec's argument values, when the backend declares them (`CommandSpec.choices`)."""
+    return tuple(str(c) for c in getattr(spec, "choices", ()) or ())
+
+
+def argument_choices(
+    specs: Iterable[CommandSpec], extra: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """Argument values by command name: the specs' own, then `extra`, then the permission modes."""
+    out: dict[str, tuple[str, ...]] = {"permissions": PERMISSION_MODES}
+    for spec in specs:
+        choices = spec_choices(spec)
+        if choices:
+            out[spec.name] = choices
+    for name, values in (extra or {}).items():
+        if values:
+            out[name] = tuple(values)
+    return out
+
+
+def complete(
+    text: str, specs: Sequence[CommandSpec], choices: Mapping[str, Sequence[str]]
+) -> list[Completion]:
+    """What can follow `text`. Empty when `text` is not a slash command being typed."""
+    if not text.startswith("/") or "\n" in text:
+        return []
+    head, sep, rest = text[1:].partition(" ")
+    if not sep:
+        return _complete_name(head, specs)
+    name = head.lower()
+    if " " in rest:  # past the first argument: nothing to offer
+        return []
+    values = choices.get(name, ())
+    partial = rest.lower()
+    out = [
+        Completion(value=f"/{name} {v}", label=v, final=True)
+        for v in values
+        if v.lower().startswith(partial) and v != rest
+    ]
+    return out
+
+
+def _complete_name(prefix: str, specs: Sequence[CommandSpec]) -> list[Completion]:
+    prefix = prefix.lower()
+    out: list[Completion] = []
+    for spec in specs:
+        if not spec.name.startswith(prefix):
+            continue
+        if spec.name == prefix and not spec.args:
+            continue  # already complete
+        takes_args = bool(spec.args)
+        value = f"/{spec.name} " if takes_args else f"/{spec.name}"
+        label = f"/{spec.name} {spec.args}".rstrip()
+        out.append(Completion(value=value, label=label, help=spec.help, final=not _args_required(spec)))
+    return out
+
+
+def _args_required(spec: CommandSpec) -> bool:
+    """`<name>` is required; `[focus]` is optional."""
+    return spec.args.strip().startswith("<")

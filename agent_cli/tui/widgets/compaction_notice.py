@@ -1,0 +1,76 @@
+"""A compaction in the transcript: tier, tokens before → after, trigger; the summary expandable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+
+from agent_cli.tui.formatting import format_tokens
+
+TIER_NAMES: dict[str, str] = {
+    "T0": "offload",
+    "T1": "micro-compact",
+    "T2": "session-memory compact",
+    "T3": "region compact",
+    "T4": "full compact",
+    "T5": "emergency truncation",
+    "digest": "tool-trace digest",
+    "clear": "clear",
+}
+
+
+def compaction_title(tier: str, trigger: str, before: int, after: int) -> str:
+    name = TIER_NAMES.get(tier, tier)
+    label = f"{tier} {name}" if name != tier else tier
+    saved = f" · {format_tokens(before)} → {format_tokens(after)} tokens"
+    return f"⟳ compacted: {label}{saved} · {trigger or 'auto'}"
+
+
+class CompactionNotice(Collapsible):
+    DEFAULT_CSS = """
+    CompactionNotice {
+        margin: 1 0 0 0;
+        padding: 0;
+        border: none;
+        border-left: outer $accent;
+        background: $accent 8%;
+    }
+    CompactionNotice CollapsibleTitle { color: $text-accent; padding: 0 1; }
+    CompactionNotice > Contents { padding: 0 1 0 3; height: auto; }
+    CompactionNotice Markdown { margin: 0; padding: 0; background: transparent; }
+    CompactionNotice .compaction-refs { color: $text-muted; }
+    """
+
+    def __init__(
+        self,
+        *,
+        tier: str,
+        trigger: str,
+        before: int,
+        after: int,
+        summary: str = "",
+        refs: Sequence[str] = (),
+        collapsed: bool = True,
+    ) -> None:
+        self.tier = tier
+        self.trigger = trigger
+        self.tokens_before = before
+        self.tokens_after = after
+        self.summary = summary
+        self.refs = tuple(refs)
+        children: list[Widget] = []
+        if summary:
+            children.append(Markdown(summary, classes="compaction-summary"))
+        else:
+            children.append(Static(Text("(no summary: this tier only cleared or moved content)")))
+        if self.refs:
+            shown = ", ".join(self.refs[:8]) + (f" … (+{len(self.refs) - 8})" if len(self.refs) > 8 else "")
+            children.append(Static(Text(f"recallable refs: {shown}"), classes="compaction-refs"))
+        super().__init__(*children, title=self.title_text, collapsed=collapsed)
+
+    @property
+    def title_text(self) -> str:
+        return compaction_title(self.tier, self.trigger, self.tokens_before, self.tokens_after)

@@ -1,0 +1,250 @@
+"""The prompt: multi-line input with history and slash-command completion.
+
+Enter sends; Shift+Enter or Ctrl+J inserts a newline. Up on the first line and Down on the last line
+walk the history. Typing `/` opens a small list of commands above the input (and, after a command
+and a space, its argument values); Tab or Enter accepts, Up/Down move, Esc closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from rich.text import Text
+from textual import events
+from textual.actions import SkipAction
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from agent_cli.agent.api import CommandSpec
+from agent_cli.tui.completion import Completion, complete
+from agent_cli.tui.history import PromptHistory
+
+NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "newline", "alt+enter"})
+PLACEHOLDER = "Ask anything · / for commands · Shift+Enter or Ctrl+J for a new line"
+
+
+class CompletionList(OptionList, can_focus=False):
+    DEFAULT_CSS = """
+    CompletionList {
+        height: auto;
+        max-height: 8;
+        border: none;
+        padding: 0 1;
+        background: $surface;
+        display: none;
+    }
+    CompletionList.-shown { display: block; }
+    """
+
+
+class PromptTextArea(TextArea):
+    BINDINGS = [
+        Binding("tab", "accept_completion", "accept", show=False),
+        Binding("escape", "dismiss_completion", "close", show=False),
+    ]
+
+    def __init__(self, owner: PromptInput, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._owner = owner
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self._owner.enter_pressed()
+        elif event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self.replace("\n", start, end, maintain_selection_offset=False)
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if not select and self._owner.move_completion(-1):
+            return
+        if not select and self.cursor_at_first_line and self._owner.history_previous():
+            return
+        super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        if not select and self._owner.move_completion(1):
+            return
+        if not select and self.cursor_at_last_line and self._owner.history_next():
+            return
+        super().action_cursor_down(select)
+
+    def action_accept_completion(self) -> None:
+        if not self._owner.accept_completion():
+            raise SkipAction()
+
+    def action_dismiss_completion(self) -> None:
+        if not self._owner.hide_completions():
+            raise SkipAction()
+
+
+class PromptInput(Vertical):
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        padding: 0;
+    }
+    PromptInput > #prompt-row {
+        height: auto;
+        border-top: solid $primary 40%;
+    }
+    PromptInput:focus-within > #prompt-row { border-top: solid $primary; }
+    PromptInput #prompt-mark { width: 2; height: 1; padding: 0 0 0 1; color: $text-primary; }
+    PromptInput PromptTextArea {
+        width: 1fr;
+        height: auto;
+        min-height: 1;
+        max-height: 12;
+        padding: 0 1 0 0;
+        background: $background;
+    }
+    """
+
+    class Submitted(Message):
+        """The person pressed Enter on a non-empty prompt."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, history: Iterable[str] = (), id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.history = PromptHistory(history)
+        self.completions: list[Completion] = []
+        self._specs: list[CommandSpec] = []
+        self._choices: dict[str, tuple[str, ...]] = {}
+        self._quiet_text: str | None = None  # a history entry being shown: no completion list for it
+        self._completion_list = CompletionList(id="completions", markup=False)
+        self.text_area = PromptTextArea(
+            self,
+            id="prompt-text",
+            soft_wrap=True,
+            tab_behavior="focus",
+            placeholder=PLACEHOLDER,
+            compact=True,
+            highlight_cursor_line=False,
+        )
+
+    def compose(self) -> ComposeResult:
+        yield self._completion_list
+        with Horizontal(id="prompt-row"):
+            yield Static("›", id="prompt-mark")
+            yield self.text_area
+
+    # -- configuration (called by the app) ---------------------------------------------------------
+    def set_commands(self, specs: Sequence[CommandSpec], choices: Mapping[str, Sequence[str]]) -> None:
+        self._specs = list(specs)
+        self._choices = {name: tuple(values) for name, values in choices.items()}
+        self._refresh_completions()
+
+    @property
+    def text(self) -> str:
+        return self.text_area.text
+
+    def set_text(self, text: str) -> None:
+        """Replace the text, cursor at the end."""
+        self.text_area.load_text(text)
+        self.text_area.move_cursor(self.text_area.document.end)
+
+    def focus_input(self) -> None:
+        self.text_area.focus()
+
+    # -- completion --------------------------------------------------------------------------------
+    @property
+    def completions_shown(self) -> bool:
+        return bool(self.completions)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        if self._quiet_text is not None and self.text == self._quiet_text:
+            self.hide_completions()
+            return
+        self._quiet_text = None
+        self._refresh_completions()
+
+    def _refresh_completions(self) -> None:
+        self.completions = complete(self.text, self._specs, self._choices) if self._specs else []
+        options = self._completion_list
+        options.clear_options()
+        for item in self.completions:
+            label = Text(item.label, style="bold")
+            if item.help:
+                label.append(f"  {item.help}", style="dim")
+            options.add_option(Option(label))
+        if self.completions:
+            options.highlighted = 0
+        options.set_class(bool(self.completions), "-shown")
+
+    def move_completion(self, delta: int) -> bool:
+        if not self.completions:
+            return False
+        current = self._completion_list.highlighted or 0
+        self._completion_list.highlighted = (current + delta) % len(self.completions)
+        return True
+
+    def accept_completion(self) -> bool:
+        """Put the highlighted completion in the input. False when none is shown."""
+        chosen = self._highlighted()
+        if chosen is None:
+            return False
+        self.set_text(chosen.value)
+        return True
+
+    def hide_completions(self) -> bool:
+        if not self.completions:
+            return False
+        self.completions = []
+        self._completion_list.clear_options()
+        self._completion_list.set_class(False, "-shown")
+        return True
+
+    def _highlighted(self) -> Completion | None:
+        if not self.completions:
+            return None
+        index = self._completion_list.highlighted or 0
+        return self.completions[min(index, len(self.completions) - 1)]
+
+    # -- history -----------------------------------------------------------------------------------
+    def history_previous(self) -> bool:
+        text = self.history.previous(self.text)
+        if text is None:
+            return False
+        self._show_history(text)
+        return True
+
+    def history_next(self) -> bool:
+        text = self.history.next()
+        if text is None:
+            return False
+        self._show_history(text)
+        return True
+
+    def _show_history(self, text: str) -> None:
+        self._quiet_text = text
+        self.set_text(text)
+        self.hide_completions()
+
+    # -- submitting --------------------------------------------------------------------------------
+    def enter_pressed(self) -> None:
+        chosen = self._highlighted()
+        if chosen is not None:
+            self.set_text(chosen.value)
+            if not chosen.final:
+                return
+        self.submit()
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        self.history.add(text)
+        self.text_area.clear()
+        self.hide_completions()
+        self.post_message(self.Submitted(text))

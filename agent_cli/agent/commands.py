@@ -23,11 +23,15 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("context", "", "what fills the context window, by category"),
     CommandSpec("clear", "", "start a fresh conversation (the old one stays on disk)"),
     CommandSpec("cost", "", "tokens, cache hit rate and cost of this session"),
-    CommandSpec("model", "[name]", "show or change the model", tuple(name for name in _KNOWN if name != "scripted")),
+    CommandSpec(
+        "model", "[name]", "show or change the model", tuple(name for name in _KNOWN if name != "scripted")
+    ),
     CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
     CommandSpec("memory", "", "show the session-memory note"),
     CommandSpec("todo", "", "show the todo list"),
-    CommandSpec("permissions", "[ask|auto-edit|yolo]", "show or change the permission mode", PERMISSION_MODES),
+    CommandSpec(
+        "permissions", "[ask|auto-edit|yolo]", "show or change the permission mode", PERMISSION_MODES
+    ),
     CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
     CommandSpec("quit", "", "leave agent"),
 )

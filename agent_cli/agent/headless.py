@@ -55,7 +55,9 @@ async def run_headless(
             out.flush()
         elif fmt == "stream-json":
             out.write(json.dumps(event.to_json()) + "\n")
-        if isinstance(event, ErrorEvent | PermissionDenied) or (fmt == "text" and isinstance(event, Notice | Retrying)):
+        if isinstance(event, ErrorEvent | PermissionDenied) or (
+            fmt == "text" and isinstance(event, Notice | Retrying)
+        ):
             print(_describe(event), file=err)
     await session.wait_background()
     if fmt == "json":

@@ -311,9 +311,9 @@ class Loop:
         call = ToolCall.from_block(block)
         tool = self.tools.get(call.name)
         target = _target(tool, call)
-        started = time.monotonic()
         meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
         denied = await self._permission(tool, call, target, emit) if tool is not None else None
+        started = time.monotonic()  # after the person answered: the duration is the tool's own
         if denied:
             result = ToolResult(denied, is_error=True)
         else:

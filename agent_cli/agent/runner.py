@@ -135,6 +135,10 @@ class AgentSession:
                 self.totals.usage = self.totals.usage + usage
                 self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
                 self.totals.requests += 1 if usage.total_input else 0
+            elif event.get("type") == "summarizer_usage":
+                usage = Usage.from_json(event.get("usage"))
+                self.totals.usage = self.totals.usage + usage
+                self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
             elif event.get("type") == "tool_meta":
                 self.engine.ledger.record_result(event.get("tool_use_id", ""), event.get("meta") or {})
             elif event.get("type") == "todo":
@@ -162,6 +166,7 @@ class AgentSession:
         done = await self.provider.complete(request)
         self.totals.usage = self.totals.usage + done.usage
         self.totals.cost_usd += model_info(model).cost(done.usage)
+        self.log.append("summarizer_usage", usage=done.usage.to_json(), model=model)
         text = done.message.text.strip()
         if not text:
             raise RuntimeError("the summarizer returned no text")
@@ -192,11 +197,11 @@ class AgentSession:
     def cost(self) -> dict[str, Any]:
         usage = self.totals.usage
         return {
+            **self.engine.metrics(),  # this process's view; the session's totals below win
             "total_cost_usd": round(self.totals.cost_usd, 6),
             "requests": self.totals.requests,
             "usage": usage.to_json(),
             "cache_hit_rate": round(self.totals.cache_hit_rate(), 4),
-            **self.engine.metrics(),
         }
 
     def interrupt(self) -> None:

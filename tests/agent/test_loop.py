@@ -209,3 +209,22 @@ async def test_slash_commands_run_at_the_loop_level(workspace):
     assert result.is_error and "/help" in result.text
     events = await run(session, "/cost")
     assert "Cost so far" in next(e for e in events if e.kind == "command").text
+
+
+async def test_compact_with_a_focus_calls_the_summarizer_and_summary_writes_the_note(workspace):
+    session = make_session(workspace, FIX_TASK, summaries=["## Goal\nFix add().\n## Current state\nDone."])
+    await run(session, "fix add()")
+    events = await run(session, "/compact keep the edit")
+    compacted = [e for e in events if e.kind == "compaction"]
+    assert compacted and compacted[0].tier == "T4" and compacted[0].trigger == "manual"
+    assert "Fix add()." in compacted[0].summary
+    sent = json.dumps(session.provider.completions[-1].to_api())
+    assert "keep the edit" in sent  # the focus steers the summary
+    assert check(session.engine.messages) == []
+    # the view after compaction still answers the next prompt with everything valid
+    with_provider(session, [{"text": "still fine"}])
+    assert (await run(session, "and now?"))[-1].result == "still fine"
+    events = await run(session, "/summary")
+    note = next(e for e in events if e.kind == "command")
+    assert not note.is_error and note.text.strip()
+    assert (workspace / ".session_memory.md").read_text().strip() == note.text.strip()

@@ -77,6 +77,12 @@ class FullCompact:
         if not view:
             return None
         start, lifted = plan_tail(view, ctx.counter, tail_tokens_for(ctx.config, ctx.budget, ctx.used))
+        if start <= 1 and trigger == "manual":
+            # the person asked for it: a short session is summarized too, keeping only its last group
+            messages = sum(ctx.counter.message(m) for m in view)
+            start, lifted = plan_tail(view, ctx.counter, int(ctx.config.tail_fraction * messages))
+            if start <= 1 and len(view) > 2:
+                start, lifted = plan_tail(view, ctx.counter, 0)
         if start <= 1:
             return None
         middle = view[1:start]
@@ -108,7 +114,8 @@ class FullCompact:
             blocks += lifted_blocks(lifted)
         span = splice(view, start, blocks, ctx.now)
         saved = span_delta(view, [span], ctx.counter)
-        if saved <= 0:
+        already = all(b.meta.source in ("compactor", "memory") for m in middle for b in m.blocks)
+        if saved <= 0 and (trigger != "manual" or already):
             return None  # nothing worth replacing (the middle is already a summary)
         return Compaction(
             tier=tier,

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 from agent_cli.agent.api import CommandSpec
 from agent_cli.agent.config import PERMISSION_MODES
+from agent_cli.agent.loop import compacted_event
 from agent_cli.core.errors import AgentError
-from agent_cli.core.events import CommandResult, Compacted, ContextUpdate, Event, TurnFinished
+from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished
 from agent_cli.llm.models import _KNOWN
 
 if TYPE_CHECKING:
@@ -73,16 +74,7 @@ async def _compact(session: AgentSession, arg: str, emit: Emit) -> CommandResult
     if compaction is None:
         return CommandResult("compact", "Nothing to compact yet.", {"before": before, "after": before})
     session.log.compaction(compaction)
-    emit(
-        Compacted(
-            compaction.tier,
-            compaction.trigger,
-            compaction.before,
-            compaction.after,
-            compaction.summary,
-            compaction.refs,
-        )
-    )
+    emit(compacted_event(compaction))
     data = {
         "tier": compaction.tier,
         "trigger": compaction.trigger,

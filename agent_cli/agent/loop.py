@@ -113,17 +113,8 @@ class Loop:
         self.log.compaction(compaction)
         if not applied:
             self.engine.apply(compaction)
-        if compaction.tier != "T0":
-            emit(
-                Compacted(
-                    compaction.tier,
-                    compaction.trigger,
-                    compaction.before,
-                    compaction.after,
-                    compaction.summary,
-                    compaction.refs,
-                )
-            )
+        if compaction.tier != "T0":  # offloads are routine; the UI shows them on the tool call
+            emit(compacted_event(compaction))
         self._check()
 
     def _check(self) -> None:
@@ -358,6 +349,17 @@ class Loop:
             f"Permission denied: {call.name} {target} is {reason}. "
             "Re-run agent with --permission-mode auto-edit or yolo to allow it."
         )
+
+
+def compacted_event(compaction: Compaction) -> Compacted:
+    return Compacted(
+        compaction.tier,
+        compaction.trigger,
+        compaction.before,
+        compaction.after,
+        compaction.summary,
+        compaction.refs,
+    )
 
 
 def _target(tool, call: ToolCall) -> str:

@@ -59,6 +59,17 @@ class Tool(Protocol):
         ...
 
 
+class PathTool:
+    """For tools that act on one `path` argument: the label and the path the permission check reads."""
+
+    def target(self, input: dict[str, Any]) -> str:
+        return str(input.get("path", ""))
+
+    def paths(self, input: dict[str, Any]) -> list[str]:
+        path = input.get("path")
+        return [path] if isinstance(path, str) and path else []
+
+
 def schema(tool: Tool) -> dict[str, Any]:
     """The tool as the Messages API takes it."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}

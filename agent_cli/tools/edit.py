@@ -6,7 +6,7 @@ import difflib
 from typing import Any
 
 from agent_cli.core.errors import ToolError
-from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.base import PathTool, ToolContext, ToolResult
 from agent_cli.tools.fs import (
     display_path,
     missing_path_error,
@@ -22,7 +22,7 @@ SNIPPET_MAX_LINES = 30
 REGION_MAX_LINES = 40
 
 
-class EditTool:
+class EditTool(PathTool):
     name = "edit_file"
     description = (
         "Replace text in a file. `old_string` must match the file exactly (whitespace and indentation "
@@ -49,13 +49,6 @@ class EditTool:
     }
     read_only = False
     compactable = True
-
-    def target(self, input: dict[str, Any]) -> str:
-        return str(input.get("path", ""))
-
-    def paths(self, input: dict[str, Any]) -> list[str]:
-        path = input.get("path")
-        return [path] if isinstance(path, str) and path else []
 
     @reports_tool_errors
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:

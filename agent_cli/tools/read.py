@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_cli.core.errors import ToolError
-from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.base import PathTool, ToolContext, ToolResult
 from agent_cli.tools.fs import (
     SNIFF_BYTES,
     binary_message,
@@ -22,7 +22,7 @@ MAX_LINES = 2000
 MAX_LINE_CHARS = 2000
 
 
-class ReadTool:
+class ReadTool(PathTool):
     name = "read_file"
     description = (
         "Read a text file. Returns numbered lines like `cat -n` (line number, a tab, the line). "
@@ -57,10 +57,6 @@ class ReadTool:
         if input.get("offset") or input.get("limit"):
             target += f" (from line {input.get('offset') or 1})"
         return target
-
-    def paths(self, input: dict[str, Any]) -> list[str]:
-        path = input.get("path")
-        return [path] if isinstance(path, str) and path else []
 
     @reports_tool_errors
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.errors import ToolError
-from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.base import PathTool, ToolContext, ToolResult
 from agent_cli.tools.fs import (
     SNIFF_BYTES,
     display_path,
@@ -19,7 +19,7 @@ from agent_cli.tools.fs import (
 )
 
 
-class WriteTool:
+class WriteTool(PathTool):
     name = "write_file"
     description = (
         "Write a file with the given content, replacing it entirely if it exists; parent directories "
@@ -39,13 +39,6 @@ class WriteTool:
     }
     read_only = False
     compactable = True
-
-    def target(self, input: dict[str, Any]) -> str:
-        return str(input.get("path", ""))
-
-    def paths(self, input: dict[str, Any]) -> list[str]:
-        path = input.get("path")
-        return [path] if isinstance(path, str) and path else []
 
     @reports_tool_errors
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -274,8 +274,11 @@ def _tui(config: "Config", workspace: Path, resume_id: str | None, demo: bool, p
 
         return await asyncio.to_thread(_session, config, workspace, resume_id, True, demo)
 
-    app = create_app(backend_loader=None if startup_error else loader, startup_error=startup_error,
-                     initial_prompt="/resume" if pick else None)
+    app = create_app(
+        backend_loader=None if startup_error else loader,
+        startup_error=startup_error,
+        initial_prompt="/resume" if pick else None,
+    )
     app.run()
 
 

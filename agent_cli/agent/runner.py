@@ -105,6 +105,7 @@ class AgentSession:
             summarizer=self._summarize,
             clock=self.clock,
             tool_compactable=self.tools.is_compactable,
+            file_reader=self._read_for_reattach,
         )
         self.todo: list[dict[str, Any]] = []
         self.tool_ctx = ToolContext(self.workspace, self.session_dir, self.dir_store, self.todo)
@@ -127,6 +128,19 @@ class AgentSession:
         )
         self.loop.turn = sum(1 for e in events if e.get("type") == "user" and "prompt" in e)
         self.memory = self._make_memory()
+
+    def _read_for_reattach(self, path: str) -> str | None:
+        """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
+        target = (self.workspace / path).resolve() if not Path(path).is_absolute() else Path(path)
+        try:
+            if not target.is_file() or target.stat().st_size > 1_000_000:
+                return None
+            data = target.read_bytes()
+        except OSError:
+            return None
+        if b"\x00" in data[:8192]:
+            return None
+        return data.decode("utf-8", errors="replace")
 
     def _restore_totals(self, events: list[dict[str, Any]]) -> None:
         for event in events:

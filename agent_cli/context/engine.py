@@ -37,10 +37,11 @@ from agent_cli.context.offload import (
 )
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import MemoryStore, OffloadStore
+from agent_cli.context.tiers.common import TAG_REATTACH
 from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import ContextStatus
-from agent_cli.core.types import Block, Message, ModelInfo, Request, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
 if TYPE_CHECKING:
     from agent_cli.context.policy import Policy
@@ -74,12 +75,14 @@ class ContextEngine:
         counter: TokenCounter | None = None,
         environment: str = "",
         debug: bool = False,
+        file_reader: Callable[[str], str | None] | None = None,
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
         self.config = config
         self.model = model
         self._server_ceiling: int | None = None  # the server's own limit, learnt from "prompt is too long"
+        self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
         self.counter = counter or TokenCounter(model.name)
         self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
         self.user_context = user_context
@@ -288,7 +291,32 @@ class ContextEngine:
             focus=focus,
             tool_compactable=self.tool_compactable,
             prompts=load_prompt,
+            reattach=self.reattachments,
         )
+
+    def reattachments(self) -> list[Block]:
+        """What T2/T4 put back as pinned attachments: the todo list and up to `reattach_files` recently
+        touched files as they are now (<= reattach_file_tokens each; only the path when larger)."""
+        blocks: list[Block] = []
+        meta = BlockMeta(Trust.TOOL, "reminder", self.clock(), pinned=True, tag=TAG_REATTACH)
+        if self.ledger.todos:
+            items = "\n".join(self.ledger.todo_lines())
+            blocks.append(Block.text_block(f"<todo-list>\n{items}\n</todo-list>", meta))
+        if self.file_reader is None:
+            return blocks
+        for path in reversed(self.ledger.touched[-self.config.reattach_files :]):
+            text = self.file_reader(path)
+            if text is None:
+                continue
+            tokens = self.counter.text(text)
+            if tokens > self.config.reattach_file_tokens:
+                body = f'<file path="{path}" tokens="{tokens}">(too large to re-attach: read_file it again)</file>'
+            else:
+                body = (
+                    f'<file path="{path}" note="as it is now, re-attached after compaction">\n{text}\n</file>'
+                )
+            blocks.append(Block.text_block(body, meta))
+        return blocks
 
     # -- reporting -------------------------------------------------------------------------------------
     def breakdown(self) -> dict[str, int]:

@@ -53,6 +53,7 @@ class Ledger:
     commands: list[CommandEntry] = field(default_factory=list)
     errors: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_ERRORS))
     todos: list[tuple[str, str]] = field(default_factory=list)  # (status, text)
+    touched: list[str] = field(default_factory=list)  # file paths, the most recently touched last
     _calls: dict[str, _Call] = field(default_factory=dict)
     _commands_by_id: dict[str, int] = field(default_factory=dict)
     _files_by_id: dict[str, str] = field(default_factory=dict)
@@ -116,6 +117,9 @@ class Ledger:
                 kind = FILE_TOOLS[call.name]
                 setattr(entry, kind, getattr(entry, kind) + 1)
                 entry.lines = _line_range(call.input) or entry.lines
+                if path in self.touched:
+                    self.touched.remove(path)
+                self.touched.append(path)
         elif call.name == "bash":
             command = str(call.input.get("command", "")).strip()
             if command:
@@ -123,7 +127,7 @@ class Ledger:
                 code = int(found.group(1)) if found else (None if block.is_error else 0)
                 self._commands_by_id[block.tool_use_id] = len(self.commands)
                 self.commands.append(CommandEntry(command, code, block.is_error))
-        elif call.name == "todo" and not block.is_error:
+        elif call.name in ("todo_write", "todo", "TodoWrite") and not block.is_error:
             items = call.input.get("todos", call.input.get("items"))
             if isinstance(items, list):
                 self.todos = _todos(items)
@@ -170,8 +174,11 @@ class Ledger:
             out += [f"- {e}" for e in self.errors]
         if self.todos:
             out.append("\n### Todo")
-            out += [f"- [{_TODO_MARKS.get(s, ' ')}] {t}" for s, t in self.todos]
+            out += self.todo_lines()
         return "\n".join(out) if len(out) > 1 else ""
+
+    def todo_lines(self) -> list[str]:
+        return [f"- [{_TODO_MARKS.get(s, ' ')}] {t}" for s, t in self.todos]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,6 +187,7 @@ class Ledger:
             "commands": [asdict(c) for c in self.commands],
             "errors": list(self.errors),
             "todos": [list(t) for t in self.todos],
+            "touched": list(self.touched),
         }
 
     @classmethod
@@ -199,6 +207,7 @@ class Ledger:
         ]
         ledger.errors.extend(str(e) for e in data.get("errors", []))
         ledger.todos = [(str(s), str(t)) for s, t in data.get("todos", [])]
+        ledger.touched = [str(p) for p in data.get("touched", [])]
         return ledger
 
 

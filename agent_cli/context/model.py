@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agent_cli.core.types import Message
+from agent_cli.core.types import Block, Message
 
 TierName = Literal["T0", "T1", "T2", "T3", "T4", "T5", "digest", "clear"]
 
@@ -167,6 +167,7 @@ class TierContext:
     focus: str = ""  # /compact focus
     tool_compactable: Callable[[str], bool] = lambda name: True
     prompts: Callable[[str], str] = lambda name: ""  # prompt template by name (prompts/<name>.md)
+    reattach: Callable[[], list[Block]] = lambda: []  # pinned blocks to put back after T2/T4 (todo, files)
 
 
 class Tier(Protocol):

@@ -228,3 +228,23 @@ async def test_compact_with_a_focus_calls_the_summarizer_and_summary_writes_the_
     note = next(e for e in events if e.kind == "command")
     assert not note.is_error and note.text.strip()
     assert (workspace / ".session_memory.md").read_text().strip() == note.text.strip()
+
+
+async def test_after_a_compaction_the_todo_list_and_recent_files_are_reattached(workspace):
+    todo = {
+        "name": "todo_write",
+        "input": {
+            "todos": [
+                {"content": "fix add", "status": "completed"},
+                {"content": "add a test", "status": "pending"},
+            ]
+        },
+    }
+    session = make_session(workspace, [{"tool_calls": [todo]}, *FIX_TASK])
+    await run(session, "fix add() and plan a test")
+    await run(session, "/compact")
+    pinned = [b.text for m in session.engine.messages for b in m.blocks if b.meta.tag == "reattach"]
+    assert any("<todo-list>" in t and "[ ] add a test" in t for t in pinned), pinned
+    files = [t for t in pinned if t.startswith('<file path="app.py"')]
+    assert files and "return a + b" in files[0]  # the file as it is now, not as it was read
+    assert check(session.engine.messages) == []

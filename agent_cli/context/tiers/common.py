@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.model import ContextConfig, SpanReplacement, TokenCount
+from agent_cli.context.model import ContextConfig, SpanReplacement, TierContext, TokenCount
 from agent_cli.core.types import Block, BlockMeta, Message, Source, Trust
 
 TAG_SUMMARY = "summary"
@@ -367,6 +367,15 @@ def carried_pinned(messages: Sequence[Message], keep_tags: frozenset[str] = froz
             latest.pop(key, None)
             latest[key] = block
     return list(latest.values())
+
+
+TAG_REATTACH = "reattach"
+
+
+def reattached(carried: list[Block], ctx: TierContext) -> list[Block]:
+    """After T2/T4: the carried pinned blocks, with earlier re-attachments replaced by fresh ones (the
+    todo list and the recently touched files as they are now)."""
+    return [b for b in carried if b.meta.tag != TAG_REATTACH] + list(ctx.reattach())
 
 
 def lifted_blocks(message: Message) -> list[Block]:

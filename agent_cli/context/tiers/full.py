@@ -26,6 +26,7 @@ from agent_cli.context.tiers.common import (
     lifted_blocks,
     make_ref,
     plan_tail,
+    reattached,
     redact,
     render_for_summary,
     render_transcript,
@@ -81,7 +82,7 @@ class FullCompact:
             # the person asked for it: a short session is summarized too, keeping only its last group
             messages = sum(ctx.counter.message(m) for m in view)
             start, lifted = plan_tail(view, ctx.counter, int(ctx.config.tail_fraction * messages))
-            if start <= 1 and len(view) > 2:
+            if start <= 1:
                 start, lifted = plan_tail(view, ctx.counter, 0)
         if start <= 1:
             return None
@@ -105,7 +106,7 @@ class FullCompact:
             ledger = ledger_block(ctx.ledger_text, ctx.now)
             if ledger is not None:
                 blocks.append(ledger)
-            blocks += carried_pinned(middle)
+            blocks += reattached(carried_pinned(middle), ctx)
         else:  # keep the previous model summary; the static one is the ledger, in the ledger's place
             blocks += carried_pinned(middle, frozenset({TAG_SUMMARY}))
             text = f'<ledger ref="{ref}">\n{summary}\n</ledger>'
@@ -115,7 +116,7 @@ class FullCompact:
         span = splice(view, start, blocks, ctx.now)
         saved = span_delta(view, [span], ctx.counter)
         already = all(b.meta.source in ("compactor", "memory") for m in middle for b in m.blocks)
-        if saved <= 0 and (trigger != "manual" or already):
+        if saved <= 0 and (trigger != "manual" or already or start < 3):  # (one message: not worth it)
             return None  # nothing worth replacing (the middle is already a summary)
         return Compaction(
             tier=tier,

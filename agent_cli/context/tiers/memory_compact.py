@@ -19,6 +19,7 @@ from agent_cli.context.tiers.common import (
     lifted_blocks,
     make_ref,
     plan_tail,
+    reattached,
     redact,
     render_transcript,
     span_delta,
@@ -63,7 +64,7 @@ class MemoryCompact:
         ledger = ledger_block(ctx.ledger_text, ctx.now)
         if ledger is not None:
             blocks.append(ledger)
-        blocks += carried_pinned(middle)
+        blocks += reattached(carried_pinned(middle), ctx)
         if lifted is not None:
             blocks += lifted_blocks(lifted)
         span = splice(view, start, blocks, ctx.now)

@@ -1,0 +1,39 @@
+"""The TUI on the real backend: an AgentSession with the scripted provider, the real loop, engine,
+tools and log. The gauge must show the engine's own numbers; a permission answered in the modal
+lets bash run; /context shows the engine's breakdown."""
+
+from __future__ import annotations
+
+from tui_helpers import type_text, wait_until
+
+from agent_cli.agent.config import Config
+from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.tui.app import create_app
+from agent_cli.tui.widgets.context_gauge import ContextGauge, gauge_label
+
+SCRIPT = [
+    {"text": "Checking.", "tool_calls": [{"name": "bash", "input": {"command": "echo hi > made.txt"}}]},
+    {"text": "Made **made.txt**."},
+]
+
+
+def _session(workspace) -> AgentSession:
+    config = Config(model="scripted", provider="scripted", permission_mode="ask")
+    return AgentSession(config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace, None, True))
+
+
+async def test_a_turn_on_the_real_backend_matches_the_engines_numbers(workspace):
+    session = _session(workspace)
+    app = create_app(backend=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "make a file")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PermissionScreen")
+        assert not (workspace / "made.txt").exists()  # nothing runs before the answer
+        await pilot.press("enter")  # allow once
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert (workspace / "made.txt").read_text() == "hi\n"
+        gauge = app.query_one(ContextGauge)
+        assert gauge.label_text == gauge_label(session.status())
+        assert f"/ {session.status().budget // 1000}k" in gauge.label_text

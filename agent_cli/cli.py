@@ -101,6 +101,8 @@ def _typer_app():
         config = _config(overrides)
         workspace = Path.cwd()
         resume_id = _resume_id(config, workspace, resume, continue_)
+        if prompt is not None and resume == PICK:
+            _fail("--resume needs a session id with -p (see `agent sessions`), or use --continue")
         if prompt is not None:
             code = _headless(config, workspace, prompt, output_format, resume_id, demo)
             raise typer.Exit(code)

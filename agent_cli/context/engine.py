@@ -36,12 +36,12 @@ from agent_cli.context.offload import (
     wrap,
 )
 from agent_cli.context.prompts import load_prompt
+from agent_cli.context.reattach import reattachments
 from agent_cli.context.store import MemoryStore, OffloadStore
-from agent_cli.context.tiers.common import TAG_REATTACH
 from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import ContextStatus
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
+from agent_cli.core.types import Block, Message, ModelInfo, Request, Usage
 
 if TYPE_CHECKING:
     from agent_cli.context.policy import Policy
@@ -295,30 +295,9 @@ class ContextEngine:
         )
 
     def reattachments(self) -> list[Block]:
-        """What T2/T4 put back as pinned attachments: the todo list and up to `reattach_files` recently
-        touched files as they are now (<= reattach_file_tokens each; only the path when larger)."""
-        blocks: list[Block] = []
-        meta = BlockMeta(Trust.TOOL, "reminder", self.clock(), pinned=True, tag=TAG_REATTACH)
-        if self.ledger.todos:
-            items = "\n".join(self.ledger.todo_lines())
-            blocks.append(Block.text_block(f"<todo-list>\n{items}\n</todo-list>", meta))
-        if self.file_reader is None:
-            return blocks
-        for path in reversed(self.ledger.touched[-self.config.reattach_files :]):
-            text = self.file_reader(path)
-            if text is None:
-                continue
-            tokens = self.counter.text(text)
-            if tokens > self.config.reattach_file_tokens:
-                body = f'<file path="{path}" tokens="{tokens}">(too large to re-attach: read_file it again)</file>'
-            else:
-                body = (
-                    f'<file path="{path}" note="as it is now, re-attached after compaction">\n{text}\n</file>'
-                )
-            blocks.append(Block.text_block(body, meta))
-        return blocks
+        """What T2/T4 put back as pinned attachments (context/reattach.py)."""
+        return reattachments(self.ledger, self.config, self.counter, self.file_reader, self.clock())
 
-    # -- reporting -------------------------------------------------------------------------------------
     def breakdown(self) -> dict[str, int]:
         """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
         budget, reserved = self._budget()

@@ -15,13 +15,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agent_cli.context.model import ContextConfig, Summarizer, TokenCount
 from agent_cli.context.tiers.common import fill, redact, render_for_summary, split_prompt
+from agent_cli.core.files import atomic_write
 from agent_cli.core.types import Message
 
 log = logging.getLogger(__name__)
@@ -46,18 +45,7 @@ def _default_prompts(name: str) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same directory + rename: never a torn file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text)
 
 
 class SessionMemory:

@@ -7,11 +7,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Protocol
+
+from agent_cli.core.files import atomic_write
 
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 _ENCODING = "utf-8"
@@ -80,17 +80,7 @@ class DirStore:
 
     def put(self, ref: str, text: str) -> Path | None:
         target = self.path(ref)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=self.directory, prefix=f".{ref}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding=_ENCODING, errors=_ERRORS, newline="") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        atomic_write(target, text, errors=_ERRORS)
         return target
 
     def get(self, ref: str) -> str | None:

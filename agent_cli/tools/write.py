@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import difflib
-import os
-from pathlib import Path
 from typing import Any
 
 from agent_cli.core.errors import ToolError
+from agent_cli.core.files import atomic_write  # noqa: F401 - edit_file and tests import it from here
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
 from agent_cli.tools.fs import (
     SNIFF_BYTES,
@@ -85,30 +84,6 @@ class WriteTool(PathTool):
 
 
 # -- helpers shared with edit_file ---------------------------------------------------------------
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same directory and a rename.
-
-    An existing file keeps its permission bits; a new one gets the usual umask-derived mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        old_mode: int | None = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        old_mode = None
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        if old_mode is not None:
-            os.chmod(tmp, old_mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def count_lines(text: str) -> int:

@@ -225,6 +225,9 @@ def _take_line(state: _State, number: int, obj: dict[str, Any]) -> None:
     if obj.get("isMeta"):
         state.skip("meta")
         return
+    if kind == "assistant" and message.get("model") == "<synthetic>":
+        state.skip("synthetic")  # Claude Code's own stand-ins (API errors, "no response"): never sent
+        return
     uuid = str(obj.get("uuid") or "")
     if uuid and uuid in state.seen_uuids:
         state.skip("duplicate")

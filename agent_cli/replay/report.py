@@ -96,10 +96,9 @@ class Reference:
 
 def reference(transcript: Transcript) -> Reference | None:
     """What the recorded agent spent, from its usage (one count per response); None without usage."""
-    usages = [r.usage for r in transcript.requests]
-    if not usages or any(u is None for u in usages):
+    known = [r.usage for r in transcript.requests if r.usage is not None]
+    if not known:
         return None
-    known = [u for u in usages if u is not None]
     uncached = sum(u.input_tokens for u in known)
     write = sum(u.cache_creation_input_tokens for u in known)
     read = sum(u.cache_read_input_tokens for u in known)

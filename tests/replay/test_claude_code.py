@@ -115,3 +115,19 @@ def _long_files() -> list[Path]:
     if not files:
         pytest.skip("the long transcripts are not here")
     return files
+
+
+def test_synthetic_stand_ins_are_not_requests(tmp_path: Path):
+    from tests.replay.helpers import SessionWriter
+
+    w = SessionWriter()
+    w.user("hi", 0)
+    w.response([{"type": "text", "text": "hello"}], 1, write=900)
+    w.user("again", 2)
+    w.response([{"type": "text", "text": "API Error: overloaded"}], 3, out=0)
+    w.lines[-1]["message"]["model"] = "<synthetic>"
+    w.response([{"type": "text", "text": "here"}], 4, read=900)
+    t = load_claude_code(w.write(tmp_path / "s.jsonl"))
+    assert len(t.requests) == 2 and t.skipped["synthetic"] == 1
+    assert "API Error" not in json.dumps([m.to_json() for m in t.messages])
+    assert check(t.messages) == []

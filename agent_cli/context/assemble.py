@@ -50,6 +50,7 @@ class Assembler:
         self.tools = sorted((copy.deepcopy(t) for t in tools), key=lambda t: str(t.get("name", "")))
         self.user_context = user_context  # placed by the engine in the first user message
         self.counter = counter or TokenCounter()
+        self._api_cache: dict[int, tuple[Message, dict[str, Any], list[int]]] = {}
 
     def system_blocks(self) -> list[dict[str, Any]]:
         return [{"type": "text", "text": self.system_prompt}] if self.system_prompt.strip() else []
@@ -61,6 +62,23 @@ class Assembler:
             + self.counter.raw_tools(self.tools)
             + self.counter.raw_system(self.system_blocks())
         )
+
+    def _api_messages(self, messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[list[int]]]:
+        """API-shaped messages. Messages are immutable, so each is converted once and reused by later
+        requests (keyed by identity; the cache keeps only the current view's messages)."""
+        known = self._api_cache
+        fresh: dict[int, tuple[Message, dict[str, Any], list[int]]] = {}
+        api: list[dict[str, Any]] = []
+        placed: list[list[int]] = []
+        for message in messages:
+            hit = known.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, *_api_message(message))
+            fresh[id(message)] = hit
+            api.append(hit[1])
+            placed.append(hit[2])
+        self._api_cache = fresh
+        return api, placed
 
     def build(
         self,
@@ -76,7 +94,7 @@ class Assembler:
         """The request for `messages`; `message_tokens` (one count per message) spares a recount."""
         system = self.system_blocks()
         tools = copy.deepcopy(self.tools)
-        api, placed = _api_messages(messages)
+        api, placed = self._api_messages(messages)
         counts = (
             list(message_tokens)
             if message_tokens is not None
@@ -120,8 +138,10 @@ class Assembler:
                 tools[point.block]["cache_control"] = dict(marker)
             elif point.message == -1:
                 system[point.block]["cache_control"] = dict(marker)
-            else:
-                api[point.message]["content"][point.block]["cache_control"] = dict(marker)
+            else:  # the cached dicts are shared between requests: mark a copy
+                message = api[point.message] = dict(api[point.message])
+                content = message["content"] = list(message["content"])
+                content[point.block] = {**content[point.block], "cache_control": dict(marker)}
         metadata = {
             "last_index": len(api) - 1,
             "breakpoints": [f"{p.reason}@{p.message}.{p.block}" for p in chosen],
@@ -131,27 +151,22 @@ class Assembler:
         )
 
 
-def _api_messages(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[list[int]]]:
-    """API-shaped messages, and for each message where each of its blocks landed (-1: left out).
+def _api_message(message: Message) -> tuple[dict[str, Any], list[int]]:
+    """The API shape of one message, and where each of its blocks landed (-1: left out).
 
     Left out: thinking blocks without a signature (the API refuses them) and empty text blocks.
     """
-    api: list[dict[str, Any]] = []
-    placed: list[list[int]] = []
-    for message in messages:
-        content: list[dict[str, Any]] = []
-        where: list[int] = []
-        for block in message.blocks:
-            if _sendable(block):
-                where.append(len(content))
-                content.append(block.to_api())
-            else:
-                where.append(-1)
-        if not content:
-            content.append({"type": "text", "text": EMPTY_MESSAGE_TEXT})
-        api.append({"role": message.role, "content": content})
-        placed.append(where)
-    return api, placed
+    content: list[dict[str, Any]] = []
+    where: list[int] = []
+    for block in message.blocks:
+        if _sendable(block):
+            where.append(len(content))
+            content.append(block.to_api())
+        else:
+            where.append(-1)
+    if not content:
+        content.append({"type": "text", "text": EMPTY_MESSAGE_TEXT})
+    return {"role": message.role, "content": content}, where
 
 
 def _sendable(block: Block) -> bool:

@@ -238,3 +238,20 @@ def test_the_system_prompt_is_a_file():
         load_prompt("no-such-prompt")
     with pytest.raises(ConfigError, match="invalid prompt name"):
         load_prompt("../secrets")
+
+
+def test_reused_message_shapes_never_carry_an_earlier_requests_anchors():
+    """Messages are converted once and reused; a breakpoint is put on a copy, never on the shared dict."""
+    a = assembler()
+    view = conversation(6)
+    first = a.build(view, model="m", max_tokens=100, previous_last_index=len(view) - 3, cache_min_tokens=0)
+    before = body(first)
+    view2 = view + turn(7)
+    second = a.build(view2, model="m", max_tokens=100, previous_last_index=len(view) - 1, cache_min_tokens=0)
+    assert body(first) == before  # building the next request changed nothing already sent
+    assert len(marks(second)) <= 4
+    fresh = Assembler(a.system_prompt, a.tools, counter=a.counter)
+    again = fresh.build(
+        view2, model="m", max_tokens=100, previous_last_index=len(view) - 1, cache_min_tokens=0
+    )
+    assert body(second) == body(again)  # the reuse is invisible in the bytes

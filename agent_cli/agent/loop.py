@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 Emit = Callable[[Event], None]
 INTERRUPTED = "[interrupted by the person before this tool finished]"
+PROMPT_LABEL_CHARS = 500
 
 
 @dataclass
@@ -149,7 +150,9 @@ class Loop:
         message = user_message or Message(
             "user", (Block.text_block(prompt, BlockMeta(Trust.USER, "user", time.time())),), self.turn
         )
-        self._append("user", message, emit, prompt=prompt)
+        # the message holds the full text; `prompt` is only the label `agent sessions` shows
+        label = prompt if len(prompt) <= PROMPT_LABEL_CHARS else prompt[:PROMPT_LABEL_CHARS] + "…"
+        self._append("user", message, emit, prompt=label)
         emit(ContextUpdate(self.engine.status()))
         result = ""
         pending: list[Block] = []  # tool_use blocks of the current response still to be answered

@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 from agent_cli.core.events import ContextStatus, Event
 from agent_cli.core.types import Message
+from agent_cli.llm.models import known_models
+from agent_cli.tools.permissions import MODES as PERMISSION_MODES
 
 
 @dataclass(frozen=True)
@@ -63,3 +65,25 @@ class AgentBackend(Protocol):
         """The conversation so far (the full log, not the compacted view), to paint the transcript
         on start-up and after /resume or /clear."""
         ...
+
+
+# The slash commands every front end offers (agent/commands.py runs them; the TUI lists them before
+# the backend has loaded).
+MODEL_CHOICES = tuple(name for name in known_models() if name != "scripted")
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("help", "", "list the commands"),
+    CommandSpec("compact", "[focus]", "summarize the conversation now; the focus steers the summary"),
+    CommandSpec("summary", "", "update the session-memory note now and show it"),
+    CommandSpec("context", "", "what fills the context window, by category"),
+    CommandSpec("clear", "", "start a fresh conversation (the old one stays on disk)"),
+    CommandSpec("cost", "", "tokens, cache hit rate and cost of this session"),
+    CommandSpec("model", "[name]", "show or change the model", MODEL_CHOICES),
+    CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
+    CommandSpec("memory", "", "show the session-memory note"),
+    CommandSpec("todo", "", "show the todo list"),
+    CommandSpec(
+        "permissions", "[ask|auto-edit|yolo]", "show or change the permission mode", PERMISSION_MODES
+    ),
+    CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
+    CommandSpec("quit", "", "leave agent (also /exit)"),
+)

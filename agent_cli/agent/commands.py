@@ -5,39 +5,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from agent_cli.agent.api import CommandSpec
+from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, CommandSpec  # noqa: F401 - COMMANDS re-exported
 from agent_cli.agent.config import PERMISSION_MODES
 from agent_cli.agent.loop import compacted_event
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished
-from agent_cli.llm.models import _KNOWN
 
 if TYPE_CHECKING:
     from agent_cli.agent.runner import AgentSession
 
 Emit = Callable[[Event], None]
 
-COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("help", "", "list the commands"),
-    CommandSpec("compact", "[focus]", "summarize the conversation now; the focus steers the summary"),
-    CommandSpec("summary", "", "update the session-memory note now and show it"),
-    CommandSpec("context", "", "what fills the context window, by category"),
-    CommandSpec("clear", "", "start a fresh conversation (the old one stays on disk)"),
-    CommandSpec("cost", "", "tokens, cache hit rate and cost of this session"),
-    CommandSpec(
-        "model", "[name]", "show or change the model", tuple(name for name in _KNOWN if name != "scripted")
-    ),
-    CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
-    CommandSpec("memory", "", "show the session-memory note"),
-    CommandSpec("todo", "", "show the todo list"),
-    CommandSpec(
-        "permissions", "[ask|auto-edit|yolo]", "show or change the permission mode", PERMISSION_MODES
-    ),
-    CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
-    CommandSpec("quit", "", "leave agent"),
-)
-
-MODEL_NAMES = tuple(name for name in _KNOWN if name != "scripted")
+MODEL_NAMES = MODEL_CHOICES
 
 
 async def run_command(session: AgentSession, text: str, emit: Emit) -> TurnFinished:

@@ -12,8 +12,8 @@ from typing import Any
 from agent_cli.context.model import ContextConfig
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL
+from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 
-PERMISSION_MODES = ("ask", "auto-edit", "yolo")
 PROVIDERS = ("anthropic", "scripted", "openai")
 
 

@@ -18,6 +18,10 @@ _KNOWN: dict[str, ModelInfo] = {
 }
 
 
+def known_models() -> tuple[str, ...]:
+    return tuple(_KNOWN)
+
+
 def model_info(name: str, window: int | None = None) -> ModelInfo:
     """Known facts for `name` (prefix match for dated ids); `window` overrides the window."""
     info = _KNOWN.get(name)

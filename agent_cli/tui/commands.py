@@ -4,23 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_cli.agent.api import CommandSpec
+from agent_cli.agent.api import COMMANDS, CommandSpec
 
-BUILTIN_COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("help", "", "show the commands and keys"),
-    CommandSpec("compact", "[focus]", "summarize the conversation now, optionally steered by a focus"),
-    CommandSpec("summary", "", "update the session-memory note now and show it"),
-    CommandSpec("context", "", "show what fills the context window"),
-    CommandSpec("clear", "", "start a new conversation"),
-    CommandSpec("cost", "", "tokens, cache hit rate and cost of this session"),
-    CommandSpec("model", "[name]", "show or switch the model"),
-    CommandSpec("resume", "[id]", "resume an earlier session (a picker without an id)"),
-    CommandSpec("memory", "", "show the session-memory note"),
-    CommandSpec("todo", "", "show the todo list"),
-    CommandSpec("permissions", "[mode]", "show or set the permission mode: ask, auto-edit, yolo"),
-    CommandSpec("export", "[path]", "write the conversation to a Markdown file"),
-    CommandSpec("quit", "", "leave agent (also /exit)"),
-)
+BUILTIN_COMMANDS: tuple[CommandSpec, ...] = COMMANDS  # known before the backend has loaded
 
 KEYS_HELP: tuple[tuple[str, str], ...] = (
     ("Enter", "send the prompt"),

@@ -140,9 +140,14 @@ def _typer_app():
         """Drive the context engine over a recorded session and report tokens, cache and cost."""
         import json
 
+        from agent_cli.replay.driver import ReplayError
         from agent_cli.replay.driver import replay as run_replay
 
-        result = run_replay(file, policy=policy, budget_tokens=budget_tokens)
+        try:
+            result = run_replay(file, policy=policy, budget_tokens=budget_tokens)
+        except ReplayError as exc:
+            _fail(f"replay: {exc}" + (f"\n  {exc.hint}" if exc.hint else ""))
+            return
         if as_json:
             typer.echo(json.dumps(result.to_json(), indent=2))
         else:

@@ -118,3 +118,25 @@ def test_demo_runs_offline(workspace):
     out = agent(workspace, "-p", "look around", "--demo", "--permission-mode", "yolo")
     assert out.returncode == 0, out.stderr
     assert "demo run" in out.stdout
+
+
+def test_replay_reports_bad_input_without_a_traceback(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"torn')
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_cli.cli", "replay", str(empty)], capture_output=True, text=True
+    )
+    assert out.returncode == 2 and "nothing to replay" in out.stderr and "Traceback" not in out.stderr
+    fixture = Path(__file__).parent / "replay" / "fixtures" / "merged.jsonl"
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_cli.cli", "replay", str(fixture), "--policy", "bogus"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "unknown policy" in out.stderr and "default" in out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_cli.cli", "replay", str(fixture), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and json.loads(out.stdout)["integrity"]["orphan_tool_uses"] == 0

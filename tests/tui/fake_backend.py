@@ -34,13 +34,6 @@ MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 
 
 @dataclass(frozen=True)
-class FakeCommandSpec(CommandSpec):
-    """CommandSpec plus the argument values the TUI completes (see the report: `choices`)."""
-
-    choices: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Pause:
     name: str
 
@@ -55,19 +48,19 @@ class Ask:
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
-    FakeCommandSpec("help", "", "show the commands and keys"),
-    FakeCommandSpec("compact", "[focus]", "summarize the conversation now"),
-    FakeCommandSpec("summary", "", "update the session-memory note and show it"),
-    FakeCommandSpec("context", "", "show what fills the context"),
-    FakeCommandSpec("clear", "", "start a new conversation"),
-    FakeCommandSpec("cost", "", "tokens and cost"),
-    FakeCommandSpec("model", "[name]", "show or switch the model", MODELS),
-    FakeCommandSpec("resume", "[id]", "resume a session"),
-    FakeCommandSpec("memory", "", "show the session-memory note"),
-    FakeCommandSpec("todo", "", "show the todo list"),
-    FakeCommandSpec("permissions", "[mode]", "show or set the permission mode", ("ask", "auto-edit", "yolo")),
-    FakeCommandSpec("export", "[path]", "write the conversation to Markdown"),
-    FakeCommandSpec("quit", "", "leave"),
+    CommandSpec("help", "", "show the commands and keys"),
+    CommandSpec("compact", "[focus]", "summarize the conversation now"),
+    CommandSpec("summary", "", "update the session-memory note and show it"),
+    CommandSpec("context", "", "show what fills the context"),
+    CommandSpec("clear", "", "start a new conversation"),
+    CommandSpec("cost", "", "tokens and cost"),
+    CommandSpec("model", "[name]", "show or switch the model", MODELS),
+    CommandSpec("resume", "[id]", "resume a session"),
+    CommandSpec("memory", "", "show the session-memory note"),
+    CommandSpec("todo", "", "show the todo list"),
+    CommandSpec("permissions", "[mode]", "show or set the permission mode", ("ask", "auto-edit", "yolo")),
+    CommandSpec("export", "[path]", "write the conversation to Markdown"),
+    CommandSpec("quit", "", "leave"),
 )
 
 BREAKDOWN = {

@@ -44,8 +44,8 @@ def test_demo_task_in_tmux(workspace):
         subprocess.run(["tmux", "send-keys", "-t", name, "look around", "Enter"], check=True)
         _wait_for(name, "Allow bash?")  # ask mode: bash waits for the person
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
-        screen = _wait_for(name, "What I found")
+        _wait_for(name, "What I found")
         # the tool line's ✓ and the command may paint a frame after the answer's first words
-        screen = _wait_for(name, re.compile(r"(?s)(?=.*git status --short)(?=.*✓)"))
+        _wait_for(name, re.compile(r"(?s)(?=.*git status --short)(?=.*✓)"))
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

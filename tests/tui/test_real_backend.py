@@ -20,7 +20,9 @@ SCRIPT = [
 
 def _session(workspace) -> AgentSession:
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
-    return AgentSession(config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace, None, True))
+    return AgentSession(
+        config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace, None, True)
+    )
 
 
 async def test_a_turn_on_the_real_backend_matches_the_engines_numbers(workspace):

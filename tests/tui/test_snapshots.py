@@ -21,6 +21,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.tui.app import AgentApp, create_app
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
+from agent_cli.tui.widgets.compaction_notice import CompactionNotice
 
 SIZE = (100, 30)
 READ = tool_call("t1", "read_file", path="src/parse.py")
@@ -122,8 +123,19 @@ def test_compaction_notice_expanded(snap_compare) -> None:
     async def run_before(pilot: Pilot) -> None:
         await submit(pilot, "/compact keep the parser work")
         app = pilot.app
-        await wait_until(pilot, lambda: bool(app.query("CompactionNotice")))
+        # click only once the title is laid out and the turn has finished painting (a click on a
+        # widget with no region yet lands nowhere, which made this test fail under load)
+        await wait_until(
+            pilot,
+            lambda: (
+                bool(app.query("CompactionNotice CollapsibleTitle"))
+                and app.query_one("CompactionNotice CollapsibleTitle").region.width > 0
+                and not app.turn_running
+            ),
+        )
+        notice = app.query_one(CompactionNotice)
         await pilot.click("CompactionNotice CollapsibleTitle")
+        await wait_until(pilot, lambda: not notice.collapsed)
         await settle(pilot)
 
     assert snap_compare(quiet(create_app(backend=backend)), terminal_size=SIZE, run_before=run_before)

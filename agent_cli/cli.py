@@ -76,6 +76,9 @@ def _typer_app():
         script: str | None = typer.Option(None, "--script", help="Script for the scripted provider."),
         demo: bool = typer.Option(False, "--demo", help="A scripted model, offline, no key needed."),
         debug: bool = typer.Option(False, "--debug", help="Check context invariants after every change."),
+        trust_workspace: bool = typer.Option(
+            False, "--trust-workspace", help="Use this workspace's .mcp.json, hooks and settings."
+        ),
         version: bool = typer.Option(False, "--version", "-V", help="Print the version."),
     ) -> None:
         if version:
@@ -97,6 +100,7 @@ def _typer_app():
             "script": script,
             "debug": debug or None,
             "context.budget_tokens": budget_tokens,
+            "trust_workspace": trust_workspace or None,
         }
         config = _config(overrides)
         workspace = Path.cwd()
@@ -229,6 +233,19 @@ def _has_key(config: "Config") -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
 
 
+def trust_decision(config: "Config", workspace: Path):
+    """Whether the workspace's code-running files (.mcp.json, hooks, settings) may be used."""
+    from agent_cli.agent.trust import TrustStore, decide_trust
+
+    ext = config.workspace_extensions
+    return decide_trust(
+        workspace,
+        flag=config.trust_workspace,
+        store=TrustStore.default(),
+        has_workspace_extensions=bool(ext.mcp_servers or ext.hooks),
+    )
+
+
 def _session(
     config: "Config", workspace: Path, resume_id: str | None, interactive: bool, demo: bool
 ) -> "AgentSession":
@@ -242,7 +259,10 @@ def _session(
     prepare = getattr(provider, "prepare", None)
     if interactive and callable(prepare):
         prepare()  # import the SDK here, off the UI's event loop (the TUI calls this in a thread)
-    return AgentSession(config, provider, SessionSetup(workspace, resume_id, interactive))
+    trust = trust_decision(config, workspace)
+    if not interactive and trust.ignored:
+        print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
+    return AgentSession(config, provider, SessionSetup(workspace, resume_id, interactive, trust.trusted))
 
 
 def _headless(

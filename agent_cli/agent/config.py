@@ -15,6 +15,34 @@ from agent_cli.llm.models import DEFAULT_MODEL
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 
 PROVIDERS = ("anthropic", "scripted", "openai")
+SANDBOX_MODES = ("auto", "on", "off")  # auto: bubblewrap when installed; on: required; off: never
+
+
+@dataclass(frozen=True)
+class PermissionRules:
+    """`[permissions]`: rules in Claude Code's syntax (`Bash(git diff:*)`, `Edit(src/**)`, `mcp__s__t`)."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """`[sandbox]` (or `sandbox = "off"`): how bash is confined."""
+
+    mode: str = "auto"
+    network: bool = False
+    writable: tuple[str, ...] = ()  # extra writable paths besides the workspace and a private /tmp
+
+
+@dataclass(frozen=True)
+class Extensions:
+    """Settings that make the agent run code (MCP servers, hooks), kept apart per origin: those from
+    the user's own config are always used; those from the workspace only in a trusted workspace."""
+
+    mcp_servers: dict[str, Any] = field(default_factory=dict)  # `[mcp_servers.NAME]`, as in .mcp.json
+    hooks: dict[str, Any] = field(default_factory=dict)  # `[hooks]`, Claude Code's settings format
 
 
 @dataclass(frozen=True)
@@ -30,7 +58,12 @@ class Config:
     script: str = ""  # the scripted provider's script
     base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default
     debug: bool = False  # check the invariants after every transformation at run time
+    trust_workspace: bool = False  # --trust-workspace: use the workspace's .mcp.json, hooks, settings
     context: ContextConfig = field(default_factory=ContextConfig)
+    permissions: PermissionRules = field(default_factory=PermissionRules)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    user_extensions: Extensions = field(default_factory=Extensions)
+    workspace_extensions: Extensions = field(default_factory=Extensions)
 
     def sessions_root(self, workspace: Path) -> Path:
         return (
@@ -54,8 +87,9 @@ ENV = {
 }
 
 
-def config_paths(workspace: Path) -> list[Path]:
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+def config_paths(workspace: Path, env: dict[str, str] | None = None) -> list[Path]:
+    env = os.environ if env is None else env
+    base = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     return [base / "agent" / "config.toml", workspace / ".agent" / "config.toml"]
 
 
@@ -65,20 +99,74 @@ def load_config(
     """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens)."""
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
-    for path in config_paths(workspace):
+    tables: dict[str, Any] = {"permissions": {}, "sandbox": {}}
+    extensions: list[Extensions] = []
+    for path in config_paths(workspace, env):
+        data: dict[str, Any] = {}
         if path.exists():
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise ConfigError(f"{path}: {exc}") from exc
-            values.update(_flatten(data))
+        extensions.append(_extensions(data, path))
+        _merge_tables(tables, data, path)
+        values.update(_flatten(data))
     for var, key in ENV.items():
         if env.get(var, "") != "":
             values[key] = env[var]
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = value
-    return _build(values)
+    config = _build(values)
+    return dataclasses.replace(
+        config,
+        permissions=_permission_rules(tables["permissions"]),
+        sandbox=_sandbox(tables["sandbox"]),
+        user_extensions=extensions[0],
+        workspace_extensions=extensions[1],
+    )
+
+
+def _extensions(data: dict[str, Any], path: Path) -> Extensions:
+    servers, hooks = data.pop("mcp_servers", {}), data.pop("hooks", {})
+    if not isinstance(servers, dict) or not isinstance(hooks, dict):
+        raise ConfigError(f"{path}: [mcp_servers] and [hooks] must be tables")
+    return Extensions(mcp_servers=servers, hooks=hooks)
+
+
+def _merge_tables(tables: dict[str, Any], data: dict[str, Any], path: Path) -> None:
+    """[permissions] lists add up across layers; [sandbox] keys override (a string is the mode)."""
+    permissions = data.pop("permissions", {})
+    if not isinstance(permissions, dict):
+        raise ConfigError(f"{path}: [permissions] must be a table with allow/ask/deny lists")
+    for key, rules in permissions.items():
+        if key not in ("allow", "ask", "deny") or not isinstance(rules, list):
+            raise ConfigError(f"{path}: permissions.{key}: use allow, ask or deny, each a list of rules")
+        tables["permissions"].setdefault(key, []).extend(str(rule) for rule in rules)
+    sandbox = data.pop("sandbox", None)
+    if isinstance(sandbox, str):
+        sandbox = {"mode": sandbox}
+    if sandbox is not None and not isinstance(sandbox, dict):
+        raise ConfigError(f'{path}: sandbox must be "auto", "on", "off" or a table')
+    tables["sandbox"].update(sandbox or {})
+
+
+def _permission_rules(table: dict[str, list[str]]) -> PermissionRules:
+    return PermissionRules(**{key: tuple(rules) for key, rules in table.items()})
+
+
+def _sandbox(table: dict[str, Any]) -> SandboxConfig:
+    unknown = set(table) - {"mode", "network", "writable"}
+    if unknown:
+        raise ConfigError(f"unknown setting sandbox.{sorted(unknown)[0]}")
+    mode = str(table.get("mode", "auto"))
+    if mode not in SANDBOX_MODES:
+        raise ConfigError(f"sandbox mode {mode!r}: use one of {', '.join(SANDBOX_MODES)}")
+    network = _coerce("sandbox.network", table.get("network", False), False)
+    writable = table.get("writable", [])
+    if not isinstance(writable, list):
+        raise ConfigError("sandbox.writable must be a list of paths")
+    return SandboxConfig(mode, network, tuple(str(p) for p in writable))
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -124,7 +212,7 @@ def _build(values: dict[str, Any]) -> Config:
             if name not in ctx_fields:
                 raise ConfigError(f"unknown setting context.{name}")
             ctx_kwargs[name] = _coerce(key, value, getattr(ctx_defaults, name))
-        elif key in top and key != "context":
+        elif key in top and top[key].type in ("str", "int", "bool", "float"):
             kwargs[key] = _coerce(key, value, getattr(defaults, key))
         else:
             raise ConfigError(f"unknown setting {key!r}")

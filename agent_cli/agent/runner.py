@@ -47,6 +47,7 @@ class SessionSetup:
     workspace: Path
     resume_id: str | None = None
     interactive: bool = True
+    trusted: bool = False  # the workspace's .mcp.json, hooks and settings may be used (agent/trust.py)
 
 
 class AgentSession:
@@ -64,6 +65,7 @@ class AgentSession:
         self.provider = provider
         self.workspace = setup.workspace.resolve()
         self.interactive = setup.interactive
+        self.trusted = setup.trusted
         self.clock = clock
         self.tools = tools or default_tools()
         self.store = SessionStore(config.sessions_root(self.workspace))

@@ -1,6 +1,6 @@
 """Replay every recorded session under every compaction policy and compare with what Claude Code spent.
 
-    /tmp/venv/bin/python bench/policies.py [--dir ../shared/transcripts] [--policy default ...] [--json]
+    /tmp/venv/bin/python bench/policies.py [--dir tests/replay/fixtures/transcripts] [--policy default ...] [--json]
 
 For each file and policy: weighted input (uncached 1, cache write 1.25, cache read 0.1) and its ratio
 to Claude Code's recorded weighted input, peak context and its ratio to the recorded peak,
@@ -124,7 +124,7 @@ def _ratio(value: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
+    parser.add_argument("--dir", type=Path, default=ROOT / "tests" / "replay" / "fixtures" / "transcripts")
     parser.add_argument("--policy", action="append", choices=POLICIES, help="repeatable; default: all")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of tables")
     args = parser.parse_args(argv)

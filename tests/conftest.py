@@ -26,3 +26,24 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "app.py").write_text("def add(a, b):\n    return a - b\n")
     (ws / "README.md").write_text("# demo\n")
     return ws
+
+
+LONG_TEXT = 2_000  # chars: past this, pytest's own diff of two strings can take minutes to print
+
+
+def pytest_assertrepr_compare(op: str, left: object, right: object) -> list[str] | None:
+    """`a == b` on long strings (or bytes) explains the first difference in a few lines, instead of
+    pytest's full diff (a 60 kB mismatch took it more than five minutes)."""
+    if op != "==" or type(left) is not type(right) or not isinstance(left, str | bytes):
+        return None
+    if max(len(left), len(right)) <= LONG_TEXT:
+        return None
+    at = next(
+        (i for i, (a, b) in enumerate(zip(left, right, strict=False)) if a != b), min(len(left), len(right))
+    )
+    lo = max(0, at - 80)
+    return [
+        f"long {type(left).__name__}s differ: len {len(left):,} vs {len(right):,}, first difference at {at:,}",
+        f"left  [{lo:,}:]: {left[lo : at + 80]!r}",
+        f"right [{lo:,}:]: {right[lo : at + 80]!r}",
+    ]

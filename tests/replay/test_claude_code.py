@@ -3,8 +3,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from agent_cli.context.invariants import check
 from agent_cli.replay.claude_code import NO_RESULT, load_claude_code, tool_compactable
 
@@ -110,10 +108,8 @@ def test_compactable_tools():
 
 
 def _long_files() -> list[Path]:
-    root = Path(__file__).resolve().parents[2].parent / "shared" / "transcripts"
-    files = sorted(root.glob("*-*-*.jsonl")) if root.is_dir() else []
-    if not files:
-        pytest.skip("the long transcripts are not here")
+    files = sorted((Path(__file__).parent / "fixtures" / "transcripts").glob("*-*-*.jsonl"))
+    assert len(files) == 2, "the two long transcripts are fixtures of the repository"
     return files
 
 

@@ -53,33 +53,54 @@ def _typer_app():
         invoke_without_command=True,
         no_args_is_help=False,
         help="agent — a terminal coding agent with a context engine.",
+        context_settings={"help_option_names": ["-h", "--help"]},
     )
 
     @app.callback()
     def run(
         ctx: typer.Context,
         prompt: str | None = typer.Option(
-            None, "-p", "--print", help="Run this task headless and print the answer."
+            None,
+            "-p",
+            "--print",
+            metavar="TASK",
+            help="Run this task headless and print the answer ('-' reads stdin).",
         ),
         output_format: str = typer.Option(
-            "text", "--output-format", help="text | json | stream-json (with -p)."
+            "text", "--output-format", metavar="FORMAT", help="text | json | stream-json (with -p)."
         ),
         resume: str | None = typer.Option(
-            None, "--resume", "-r", help="Resume a session by id (or pick one)."
+            None, "--resume", "-r", metavar="[ID]", help="Resume a session by id (or pick one)."
         ),
-        continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the latest session here."),
-        model: str | None = typer.Option(None, "--model", "-m", help="Model name."),
-        provider: str | None = typer.Option(None, "--provider", help="anthropic | scripted | openai."),
-        permission_mode: str | None = typer.Option(None, "--permission-mode", help="ask | auto-edit | yolo."),
-        budget_tokens: int | None = typer.Option(None, "--budget-tokens", help="Context budget in tokens."),
-        max_turns: int | None = typer.Option(None, "--max-turns", help="Model calls per prompt."),
-        script: str | None = typer.Option(None, "--script", help="Script for the scripted provider."),
-        demo: bool = typer.Option(False, "--demo", help="A scripted model, offline, no key needed."),
-        debug: bool = typer.Option(False, "--debug", help="Check context invariants after every change."),
+        continue_: bool = typer.Option(
+            False, "--continue", "-c", metavar="", help="Continue the latest session here."
+        ),
+        model: str | None = typer.Option(None, "--model", "-m", metavar="NAME", help="Model name."),
+        provider: str | None = typer.Option(
+            None, "--provider", metavar="NAME", help="anthropic | scripted | openai."
+        ),
+        permission_mode: str | None = typer.Option(
+            None, "--permission-mode", metavar="MODE", help="ask | auto-edit | yolo."
+        ),
+        budget_tokens: int | None = typer.Option(
+            None, "--budget-tokens", metavar="N", help="Context budget in tokens."
+        ),
+        max_turns: int | None = typer.Option(
+            None, "--max-turns", metavar="N", help="Model calls per prompt."
+        ),
+        script: str | None = typer.Option(
+            None, "--script", metavar="FILE", help="Script for the scripted provider."
+        ),
+        demo: bool = typer.Option(
+            False, "--demo", metavar="", help="A scripted model, offline, no key needed."
+        ),
+        debug: bool = typer.Option(
+            False, "--debug", metavar="", help="Check context invariants after every change."
+        ),
         trust_workspace: bool = typer.Option(
-            False, "--trust-workspace", help="Use this workspace's .mcp.json, hooks and settings."
+            False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json, hooks and settings."
         ),
-        version: bool = typer.Option(False, "--version", "-V", help="Print the version."),
+        version: bool = typer.Option(False, "--version", "-V", metavar="", help="Print the version."),
     ) -> None:
         if version:
             from agent_cli import __version__
@@ -138,7 +159,9 @@ def _typer_app():
             ..., exists=True, dir_okay=False, help="Claude Code JSONL or our events.jsonl."
         ),
         policy: str = typer.Option("default", "--policy", help="default | none | claude-code | masking."),
-        budget_tokens: int | None = typer.Option(None, "--budget-tokens", help="Context budget in tokens."),
+        budget_tokens: int | None = typer.Option(
+            None, "--budget-tokens", metavar="N", help="Context budget in tokens."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
         """Drive the context engine over a recorded session and report tokens, cache and cost."""

@@ -103,6 +103,10 @@ def test_stream_json_prints_one_event_per_line(workspace):
     types = [e["type"] for e in lines]
     assert "tool_started" in types and "tool_finished" in types
     assert types[-1] == "result" and lines[-1]["result"] == "Fixed the sign in add()."
+    contexts = [json.dumps(e, sort_keys=True) for e in lines if e["type"] == "context"]
+    assert contexts and len(contexts) == len(set(contexts)), "each context change is reported once"
+    finished = next(e for e in lines if e["type"] == "turn_finished")
+    assert lines[-1]["num_turns"] == finished["num_turns"] == sum(t == "assistant" for t in types) == 3
 
 
 def test_errors_exit_non_zero_with_a_clear_message(workspace):
@@ -112,6 +116,15 @@ def test_errors_exit_non_zero_with_a_clear_message(workspace):
     assert out.returncode != 0 and "no earlier session" in out.stderr
     out = agent(workspace, "-p", "hi", "--permission-mode", "sometimes", "--demo")
     assert out.returncode != 0 and "permission mode" in out.stderr
+
+
+def test_max_turns_is_an_error_as_claude_code_reports_it(workspace):
+    script = workspace.parent / "forever.yaml"
+    script.write_text(yaml.safe_dump({"responses": [{"tool_calls": [{"name": "ls", "input": {}}]}] * 5}))
+    out = agent(workspace, "-p", "go", "--script", str(script), "--max-turns", "2", "--output-format", "json")
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    assert data["is_error"] is True and data["stop_reason"] == "max_turns" and data["num_turns"] == 2
 
 
 def test_demo_runs_offline(workspace):

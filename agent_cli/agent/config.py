@@ -51,7 +51,7 @@ class Config:
     provider: str = "anthropic"
     summarizer_model: str = ""  # "" = the cheap model of the same provider
     permission_mode: str = "ask"
-    max_turns: int = 100  # model calls per prompt
+    max_turns: int = 0  # model calls per prompt; 0 = no cap (Esc/Ctrl+C stop a run)
     max_tokens: int = 16_000  # output tokens per response
     context_window: int = 0  # 0 = what we know of the model (unknown models: 200k)
     sessions_dir: str = ""  # "" = <workspace>/.agent/sessions

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from agent_cli.core.events import (
     CommandResult,
     Compacted,
+    ContextStatus,
+    ContextUpdate,
     ErrorEvent,
     Event,
     Notice,
@@ -31,6 +33,7 @@ class HeadlessRun:
     result: str = ""
     is_error: bool = False
     stop_reason: str = ""
+    num_turns: int = 0  # model calls of this run (the session's totals are in `usage`)
     errors: list[str] = field(default_factory=list)
     denied: list[str] = field(default_factory=list)
     compactions: list[dict[str, object]] = field(default_factory=list)
@@ -48,8 +51,13 @@ async def run_headless(
     run = HeadlessRun()
     for warning in session.warnings:
         print(f"warning: {warning}", file=err)
+    last_context: ContextStatus | None = None
     async for event in session.submit(prompt):
         _observe(run, event)
+        if isinstance(event, ContextUpdate):
+            if event.status == last_context:
+                continue  # the loop refreshes the gauge often; a stream reports each change once
+            last_context = event.status
         if fmt == "stream-json" and not isinstance(event, TextDelta | ThinkingDelta):
             out.write(json.dumps({**event.to_json(), "session_id": session.session_id}, default=str) + "\n")
             out.flush()
@@ -74,6 +82,7 @@ def _observe(run: HeadlessRun, event: Event) -> None:
     if isinstance(event, TurnFinished):
         run.result = event.result
         run.stop_reason = event.stop_reason
+        run.num_turns = event.num_turns
         run.is_error = event.is_error or event.stop_reason in ("error", "interrupted")
     elif isinstance(event, ErrorEvent):
         run.errors.append(f"{event.error_kind}: {event.message}" + (f" ({event.hint})" if event.hint else ""))
@@ -110,7 +119,7 @@ def summary(session: AgentSession, run: HeadlessRun) -> dict[str, object]:
     return {
         "result": result,
         "session_id": session.session_id,
-        "num_turns": totals.requests,
+        "num_turns": run.num_turns,
         "is_error": run.is_error,
         "stop_reason": run.stop_reason,
         "total_cost_usd": round(totals.cost_usd, 6),

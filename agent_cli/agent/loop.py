@@ -7,6 +7,7 @@ an overflow": the tiers are the engine's business. Every change to the view is l
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -101,6 +102,7 @@ class Loop:
         self.debug = debug
         self.turn = 0
         self.tool_calls_run = 0
+        self.requests_this_run = 0
 
     # -- the view: every change is logged, then applied ------------------------------------------
     def _append(self, kind: str, message: Message, emit: Emit, **extra: object) -> None:
@@ -145,6 +147,7 @@ class Loop:
     # -- a turn ------------------------------------------------------------------------------------
     async def run(self, prompt: str, emit: Emit, *, user_message: Message | None = None) -> TurnFinished:
         self.turn += 1
+        self.requests_this_run = 0
         emit(TurnStarted(prompt))
         self._close_dangling_user()
         message = user_message or Message(
@@ -158,7 +161,7 @@ class Loop:
         pending: list[Block] = []  # tool_use blocks of the current response still to be answered
         results: list[Block] = []
         try:
-            for step in range(self.max_turns):
+            for step in itertools.count() if self.max_turns <= 0 else range(self.max_turns):
                 for compaction in await self.engine.maybe_compact():
                     self._record(compaction, emit, applied=True)
                 emit(ContextUpdate(self.engine.status()))
@@ -178,11 +181,12 @@ class Loop:
                 emit(ContextUpdate(self.engine.status()))
             emit(
                 Notice(
-                    f"stopped after {self.max_turns} model calls (max_turns); say 'continue' to go on",
+                    f"stopped after {self.max_turns} model calls (--max-turns); the task is not finished: "
+                    "say 'continue' to go on",
                     "warning",
                 )
             )
-            return self._finish(emit, "max_turns", result)
+            return self._finish(emit, "max_turns", result, is_error=True)
         except asyncio.CancelledError:
             self._close_interrupted(pending, results)
             emit(Notice("interrupted", "warning"))
@@ -205,7 +209,8 @@ class Loop:
 
     def _finish(self, emit: Emit, stop_reason: str, result: str, *, is_error: bool = False) -> TurnFinished:
         self.log.append("turn_end", stop_reason=stop_reason)
-        event = TurnFinished(stop_reason, result, self.turn, is_error)
+        # num_turns counts this run's model calls, as Claude Code's result does
+        event = TurnFinished(stop_reason, result, self.requests_this_run, is_error)
         emit(ContextUpdate(self.engine.status()))
         emit(event)
         return event
@@ -278,6 +283,7 @@ class Loop:
         self.totals.usage = self.totals.usage + done.usage
         self.totals.cost_usd += self.model.cost(done.usage)
         self.totals.requests += 1
+        self.requests_this_run += 1
         emit(AssistantMessage(appended.message, done.usage, done.stop_reason))
         emit(UsageUpdate(done.usage, self.totals.usage, self.totals.cost_usd, self.totals.cache_hit_rate()))
         emit(ContextUpdate(self.engine.status()))

@@ -104,7 +104,7 @@ class TurnRenderer:
                 widget.interrupt()
             await self.add(Notice("interrupted", "warning"))
         elif event.stop_reason == "max_turns":
-            await self.add(Notice(f"stopped after {event.num_turns} steps (the step limit)", "warning"))
+            pass  # the loop's own notice says where it stopped and how to go on
         elif event.is_error and event.result and not self._errors_shown:
             await self.add(ErrorMessage(event.result, kind=event.stop_reason or "error"))
         self._tools = {}

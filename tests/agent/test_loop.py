@@ -131,9 +131,18 @@ async def test_max_turns_stops_the_loop(workspace):
     loop_forever = [{"tool_calls": [{"name": "ls", "input": {}}]}] * 10
     session = make_session(workspace, loop_forever, max_turns=3)
     events = await run(session, "go")
-    assert events[-1].stop_reason == "max_turns"
+    assert events[-1].stop_reason == "max_turns" and events[-1].is_error  # a cut-short task is no success
     assert len(session.provider.requests) == 3
     assert check(session.engine.messages) == []
+
+
+async def test_no_cap_by_default(workspace):
+    """Real sessions run longer than any fixed cap: 0 (the default) lets a 150-step task finish."""
+    steps = [{"tool_calls": [{"name": "ls", "input": {}}]}] * 150 + [{"text": "done after 150 steps"}]
+    session = make_session(workspace, steps)
+    events = await run(session, "go")
+    assert events[-1].stop_reason == "end_turn" and not events[-1].is_error
+    assert len(session.provider.requests) == 151
 
 
 async def test_interrupt_during_a_tool_closes_the_pair(workspace):

@@ -85,5 +85,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "permissions", "[ask|auto-edit|yolo]", "show or change the permission mode", PERMISSION_MODES
     ),
     CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
+    CommandSpec(
+        "rewind",
+        "[N [both|conversation|code]]",
+        "go back to before prompt N: code, conversation, or both (Esc Esc)",
+    ),
     CommandSpec("quit", "", "leave agent (also /exit)"),
 )

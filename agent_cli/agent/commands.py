@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, CommandSpec  # noqa: F401 - COMMANDS re-exported
 from agent_cli.agent.config import PERMISSION_MODES
 from agent_cli.agent.loop import compacted_event
+from agent_cli.agent.rewind import parse_args as parse_rewind
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished
 
@@ -189,6 +190,28 @@ async def _export(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("export", markdown, {"markdown": markdown})
 
 
+async def _rewind(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    points = session.prompt_points()
+    if not arg:
+        rows = [
+            f"{p.number}. {p.text[:70]}" + ("" if p.checkpoint else "  (no code changes from here)")
+            for p in points
+        ]
+        listing = "\n".join(rows) or "(no prompts yet)"
+        return CommandResult(
+            "rewind",
+            "Prompts of this session — `/rewind N [both|conversation|code]` goes back to before prompt N:\n\n"
+            + listing,
+            {"prompts": [p.__dict__ for p in points]},
+        )
+    try:
+        number, mode = parse_rewind(arg)
+    except ValueError as exc:
+        return CommandResult("rewind", str(exc), is_error=True)
+    text = await session.rewind(number, mode)
+    return CommandResult("rewind", text, {"prompt": number, "mode": mode, "session_id": session.session_id})
+
+
 async def _quit(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("quit", "Bye.", {"quit": True})
 
@@ -206,6 +229,7 @@ HANDLERS: dict[str, Callable[[AgentSession, str, Emit], Awaitable[CommandResult]
     "todo": _todo,
     "permissions": _permissions,
     "export": _export,
+    "rewind": _rewind,
     "quit": _quit,
     "exit": _quit,
 }

@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -103,6 +103,9 @@ class Loop:
         self.turn = 0
         self.tool_calls_run = 0
         self.requests_this_run = 0
+        # called once per prompt, before its first tool call that may change the workspace (checkpoints)
+        self.before_change: Callable[[Emit], Awaitable[None]] | None = None
+        self._changed_this_run = False
 
     # -- the view: every change is logged, then applied ------------------------------------------
     def _append(self, kind: str, message: Message, emit: Emit, **extra: object) -> None:
@@ -148,6 +151,7 @@ class Loop:
     async def run(self, prompt: str, emit: Emit, *, user_message: Message | None = None) -> TurnFinished:
         self.turn += 1
         self.requests_this_run = 0
+        self._changed_this_run = False
         emit(TurnStarted(prompt))
         self._close_dangling_user()
         message = user_message or Message(
@@ -317,6 +321,10 @@ class Loop:
         if denied:
             result = ToolResult(denied, is_error=True)
         else:
+            if tool is not None and not tool.read_only and not self._changed_this_run:
+                self._changed_this_run = True
+                if self.before_change is not None:
+                    await self.before_change(emit)
             emit(ToolStarted(call, target))
             result = await run_call(self.tools, call, self.tool_ctx)
             self.tool_calls_run += 1

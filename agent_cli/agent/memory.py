@@ -154,6 +154,17 @@ class SessionMemory:
             self.note, self.covers, self.last_error = note, covers, ""
             return note
 
+    def reset(self) -> None:
+        """Forget the note (a rewind removed turns it covers); it is written afresh later."""
+        self.note, self.covers = "", 0
+        for path in (self.path, self.session_dir / META_FILE, self.mirror_path):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log.warning("could not remove %s: %s", path, exc)
+
     def _cap(self, note: str) -> str:
         limit = self.config.memory_max_tokens
         if self.counter.text(note) <= limit:

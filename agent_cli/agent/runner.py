@@ -15,8 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
+from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
 from agent_cli.agent.config import Config
 from agent_cli.agent.loop import Loop, Totals
+from agent_cli.agent.rewind import (
+    PromptPoint,
+    RewindMode,
+    effective_events,
+    is_prompt,
+    memory_rewound,
+    prompt_points,
+)
 from agent_cli.agent.session import (
     EventLog,
     SessionStore,
@@ -31,6 +40,7 @@ from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
+from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
 from agent_cli.core.types import Message, Usage
 from agent_cli.llm.base import Provider, Request
@@ -112,8 +122,10 @@ class AgentSession:
         self.todo: list[dict[str, Any]] = []
         self.tool_ctx = ToolContext(self.workspace, self.session_dir, self.dir_store, self.todo)
         self.permissions = Permissions(self.permission_mode, self.workspace)
+        self._restore_totals(events)  # what was spent stays spent, rewound or not
+        events = effective_events(events)  # what a rewind removed is not in any view
         replay_into(events, self.engine)
-        self._restore_totals(events)
+        self._restore_state(events)
         self.loop = Loop(
             provider=self.provider,
             engine=self.engine,
@@ -128,8 +140,56 @@ class AgentSession:
             totals=self.totals,
             debug=self.config.debug,
         )
-        self.loop.turn = sum(1 for e in events if e.get("type") == "user" and "prompt" in e)
+        self.loop.turn = sum(1 for e in events if is_prompt(e))
+        self.loop.before_change = self._checkpoint
+        self.checkpoints = Checkpoints(self.workspace, self.session_dir)
+        self._checkpoint_failed = False
         self.memory = self._make_memory()
+
+    async def _checkpoint(self, emit: Callable[[Event], None]) -> None:
+        """Snapshot the workspace before this prompt's first change (/rewind restores it)."""
+        try:
+            snap = await asyncio.to_thread(self.checkpoints.snapshot, f"before prompt {self.loop.turn}")
+        except CheckpointError as exc:
+            if not self._checkpoint_failed:  # say it once per session, then work on without
+                self._checkpoint_failed = True
+                emit(Notice(f"checkpoints are off: {exc}", "warning"))
+            return
+        self.log.append("checkpoint", prompt=self.loop.turn, commit=snap.commit, skipped=list(snap.skipped))
+        if snap.skipped:
+            emit(
+                Notice(f"checkpoint skipped {len(snap.skipped)} large file(s): {', '.join(snap.skipped[:5])}")
+            )
+
+    def prompt_points(self) -> list[PromptPoint]:
+        return prompt_points(effective_events(read_events(self.log.path).events))
+
+    async def rewind(self, number: int, mode: RewindMode) -> str:
+        """Back to before prompt `number`: code (from its checkpoint), conversation (a rewind event), or both."""
+        events = effective_events(read_events(self.log.path).events)
+        points = prompt_points(events)
+        if not 1 <= number <= len(points):
+            raise AgentError(f"there is no prompt {number}: this session has {len(points)} prompt(s)")
+        point = points[number - 1]
+        said = []
+        if mode in ("both", "code"):
+            if point.checkpoint:
+                try:
+                    restored = await asyncio.to_thread(self.checkpoints.restore, point.checkpoint)
+                except CheckpointError as exc:
+                    raise AgentError(f"the code could not be restored: {exc}") from exc
+                self.log.append("restore", prompt=number, commit=point.checkpoint, undo=restored.undo)
+                said.append("Code: " + restored.describe())
+            else:
+                said.append("Code: no changes were made from that prompt on; nothing to restore.")
+        if mode in ("both", "conversation"):
+            drop_note = memory_rewound(events, number)
+            self.log.append("rewind", prompt=number)
+            if drop_note:
+                self.memory.reset()
+            self.switch(self.session_id)  # rebuild every view from the log, the rewind applied
+            said.append(f"Conversation: back to before prompt {number} ({point.text[:60]!r}).")
+        return " ".join(said)
 
     def _read_for_reattach(self, path: str) -> str | None:
         """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
@@ -155,7 +215,10 @@ class AgentSession:
                 usage = Usage.from_json(event.get("usage"))
                 self.totals.usage = self.totals.usage + usage
                 self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
-            elif event.get("type") == "tool_meta":
+
+    def _restore_state(self, events: list[dict[str, Any]]) -> None:
+        for event in events:
+            if event.get("type") == "tool_meta":
                 self.engine.ledger.record_result(event.get("tool_use_id", ""), event.get("meta") or {})
             elif event.get("type") == "todo":
                 self.todo[:] = event.get("todos", [])
@@ -203,7 +266,7 @@ class AgentSession:
         return list(self.store.list())
 
     def conversation(self) -> list[Message]:
-        return conversation(read_events(self.log.path).events)
+        return conversation(effective_events(read_events(self.log.path).events))
 
     def commands(self) -> list[CommandSpec]:
         from agent_cli.agent.commands import COMMANDS

@@ -33,6 +33,7 @@ from agent_cli.tui.completion import argument_choices
 from agent_cli.tui.double_press import DoublePress
 from agent_cli.tui.screens.context_screen import ContextScreen
 from agent_cli.tui.screens.permission_screen import PermissionScreen, ask_permission
+from agent_cli.tui.screens.rewind_screen import RewindScreen
 from agent_cli.tui.screens.sessions_screen import SessionsScreen
 from agent_cli.tui.screens.text_screen import TextScreen
 from agent_cli.tui.turn_renderer import TurnRenderer, user_text
@@ -77,6 +78,7 @@ class AgentApp(App[None]):
         self.startup_error = startup_error
         self._initial_prompt = initial_prompt
         self._quit_press = DoublePress(quit_window, clock)
+        self._rewind_press = DoublePress(1.0, clock)
         self._loading = False
         self._turn: Worker[None] | None = None
         self._pending: list[str] = []
@@ -292,7 +294,14 @@ class AgentApp(App[None]):
         if not event.is_error and event.name == "clear":
             await self.transcript.clear()
             self.renderer.reset()
-        elif not event.is_error and event.name == "resume":
+        elif not event.is_error and event.name == "rewind" and "prompts" in event.data:
+            self._pick_rewind(event.data["prompts"])
+            return
+        elif (
+            not event.is_error
+            and event.name == "resume"
+            or (not event.is_error and event.name == "rewind" and event.data.get("mode") != "code")
+        ):
             await self.transcript.clear()
             self.renderer.reset()
             await self._paint_conversation()
@@ -328,9 +337,22 @@ class AgentApp(App[None]):
 
         self.push_screen(SessionsScreen(reader.sessions(), reader.session_id), callback=picked)
 
+    def _pick_rewind(self, prompts: list) -> None:
+        def picked(choice: str | None) -> None:
+            if choice:
+                self.call_later(self.run_prompt, f"/rewind {choice}")
+
+        self.push_screen(RewindScreen(prompts), callback=picked)
+
     # -- keys --------------------------------------------------------------------------------------
     def action_interrupt(self) -> None:
-        if not self.turn_running or len(self.screen_stack) > 1:
+        if len(self.screen_stack) > 1:
+            raise SkipAction()
+        if not self.turn_running:
+            # Esc Esc on an empty prompt: rewind (as in Claude Code)
+            if self.backend is not None and not self.prompt.text.strip() and self._rewind_press.press():
+                self.call_later(self.run_prompt, "/rewind")
+                return
             raise SkipAction()
         self._interrupt()
 

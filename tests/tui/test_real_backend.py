@@ -39,3 +39,20 @@ async def test_a_turn_on_the_real_backend_matches_the_engines_numbers(workspace)
         gauge = app.query_one(ContextGauge)
         assert gauge.label_text == gauge_label(session.status())
         assert f"/ {session.status().budget // 1000}k" in gauge.label_text
+
+
+async def test_esc_esc_opens_the_rewind_picker_which_restores_code_and_conversation(workspace):
+    config = Config(model="scripted", provider="scripted", permission_mode="yolo")
+    session = AgentSession(config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace))
+    app = create_app(backend=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "make a file")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.turn_running and (workspace / "made.txt").exists())
+        await pilot.press("escape", "escape")  # on an empty prompt, as in Claude Code
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "RewindScreen")
+        await pilot.press("enter")  # prompt 1 (the newest is listed first)
+        await pilot.press("enter")  # restore code and conversation
+        await wait_until(pilot, lambda: not (workspace / "made.txt").exists() and not app.turn_running)
+        await wait_until(pilot, lambda: not session.engine.messages)
+        assert session.prompt_points() == []

@@ -1,0 +1,193 @@
+"""Checkpoints: the workspace snapshotted in a shadow git repository before a prompt's first change.
+
+The shadow repository lives in the session directory (`checkpoints.git`) and uses the workspace as its
+work tree (`git --git-dir=... --work-tree=...`), so the person's own `.git` is never touched. It honours
+the workspace's .gitignore files; `.agent/` and files over a size limit are left out (and listed). A
+snapshot is a commit; rewinding the code to a snapshot restores every file it holds and removes the
+files created since. Before a rewind the current state is snapshotted too, so a rewind can be undone.
+
+Changes made by bash are caught as well as edits: the snapshot is the whole tree, taken before the
+first tool call of a prompt that may change the workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SHADOW = "checkpoints.git"
+MAX_FILE_BYTES = 5_000_000  # larger files are not snapshotted (listed as skipped)
+ALWAYS_EXCLUDED = (".agent/", ".session_memory.md")
+GIT_TIMEOUT = 120.0
+
+
+class CheckpointError(Exception):
+    """git is missing, or a snapshot or restore failed; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    commit: str
+    skipped: tuple[str, ...] = ()  # files over the size limit, not in the snapshot
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What a code rewind did, for the person."""
+
+    restored: tuple[str, ...] = ()  # files put back as they were (changed or deleted since)
+    removed: tuple[str, ...] = ()  # files created since, removed
+    undo: str = ""  # the snapshot of the state before the rewind
+
+    def describe(self) -> str:
+        if not self.restored and not self.removed:
+            return "The files were already as they were then; nothing to restore."
+        parts = []
+        if self.restored:
+            parts.append(f"restored {len(self.restored)} file(s): " + ", ".join(self.restored[:20]))
+        if self.removed:
+            parts.append(
+                f"removed {len(self.removed)} file(s) created since: " + ", ".join(self.removed[:20])
+            )
+        return "; ".join(parts) + "."
+
+
+@dataclass
+class Checkpoints:
+    """The shadow repository of one session."""
+
+    workspace: Path
+    session_dir: Path
+    max_file_bytes: int = MAX_FILE_BYTES
+    _ready: bool = field(default=False, init=False)
+
+    @property
+    def git_dir(self) -> Path:
+        return self.session_dir / SHADOW
+
+    def snapshot(self, message: str) -> Snapshot:
+        """Commit the workspace as it is now."""
+        self._init()
+        skipped = self._exclude_large()
+        self._git("add", "-A", "--ignore-errors", check=False)
+        tree = self._git("write-tree").strip()
+        parent = self._git("rev-parse", "-q", "--verify", "HEAD", check=False).strip()
+        args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
+        commit = self._git(*args).strip()
+        self._git("update-ref", "HEAD", commit)
+        return Snapshot(commit, tuple(skipped))
+
+    def restore(self, commit: str) -> Restored:
+        """Put the workspace back as it was at `commit` (files created since are removed)."""
+        undo = self.snapshot("before rewind").commit
+        changes = self._git("diff", "--name-status", "--no-renames", "-z", commit, undo)
+        fields = [f for f in changes.split("\0") if f]
+        restored: list[str] = []
+        removed: list[str] = []
+        for status, path in zip(fields[::2], fields[1::2], strict=False):
+            if status == "A":  # exists now, did not then
+                target = self.workspace / path
+                try:
+                    target.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise CheckpointError(f"cannot remove {path}: {exc}") from exc
+                _prune_empty_dirs(target.parent, self.workspace)
+                removed.append(path)
+            else:  # modified or deleted since
+                restored.append(path)
+        if restored:
+            self._checkout(commit, restored)
+        return Restored(tuple(restored), tuple(removed), undo)
+
+    # -- git ------------------------------------------------------------------------------------------
+
+    def _init(self) -> None:
+        if self._ready:
+            return
+        if not (self.git_dir / "HEAD").exists():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            self._git("init", "-q", "--bare", str(self.git_dir), with_tree=False)
+            self._git("config", "core.bare", "false")
+            self._git("config", "core.autocrlf", "false")
+            self._git("config", "gc.auto", "0")
+        self._ready = True
+
+    def _exclude_large(self) -> list[str]:
+        """Files over the limit go to the shadow repository's info/exclude, so `add -A` skips them.
+        The list is made afresh each time (a file that shrank is snapshotted again)."""
+        exclude = self.git_dir / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text("\n".join(ALWAYS_EXCLUDED) + "\n", encoding="utf-8")
+        listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        large = []
+        for rel in (p for p in listed.split("\0") if p):
+            try:
+                if (self.workspace / rel).stat().st_size > self.max_file_bytes:
+                    large.append(rel)
+            except OSError:
+                continue
+        lines = [*ALWAYS_EXCLUDED, *("/" + _escape(p) for p in large)]
+        exclude.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if large:
+            self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large, check=False)
+        return large
+
+    def _checkout(self, commit: str, paths: Sequence[str]) -> None:
+        for start in range(0, len(paths), 200):  # keep argv short
+            self._git("checkout", "-q", commit, "--", *paths[start : start + 200])
+
+    def _git(self, *args: str, check: bool = True, with_tree: bool = True) -> str:
+        cmd = ["git"]
+        if with_tree:
+            cmd += [f"--git-dir={self.git_dir}", f"--work-tree={self.workspace}"]
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "agent",
+            "GIT_AUTHOR_EMAIL": "agent@localhost",
+            "GIT_COMMITTER_NAME": "agent",
+            "GIT_COMMITTER_EMAIL": "agent@localhost",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+        }
+        env.pop("GIT_DIR", None)
+        env.pop("GIT_WORK_TREE", None)
+        env.pop("GIT_INDEX_FILE", None)
+        try:
+            done = subprocess.run(
+                cmd + list(args),
+                cwd=self.workspace,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=GIT_TIMEOUT,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise CheckpointError("git is not installed: checkpoints need it (apt install git)") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise CheckpointError(f"git {args[0]} took longer than {GIT_TIMEOUT:.0f} s") from exc
+        if check and done.returncode != 0:
+            raise CheckpointError(f"git {args[0]} failed: {done.stderr.strip()[:300]}")
+        return done.stdout
+
+
+def _escape(path: str) -> str:
+    """A path as a literal gitignore pattern."""
+    out = path
+    for char in "\\[]*?!#":
+        out = out.replace(char, "\\" + char)
+    return out
+
+
+def _prune_empty_dirs(directory: Path, stop: Path) -> None:
+    while directory != stop and stop in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent

@@ -1,0 +1,121 @@
+"""Checkpoints and /rewind: code (shadow git in the session directory) and conversation (a log event)."""
+
+from __future__ import annotations
+
+import json
+
+from agent_cli.agent.checkpoints import Checkpoints
+from agent_cli.agent.rewind import effective_events, parse_args, prompt_points
+from tests.fakeapi.replies import text, tool_call
+from tests.test_e2e_anthropic import agent
+
+
+def test_rewind_one_restores_code_and_conversation(workspace, fake_anthropic):
+    """Prompt 1 edits a file and runs bash; prompt 2 creates a file with bash and appends to another;
+    `/rewind 1` puts all three back and the next request no longer carries prompt 1."""
+    server = fake_anthropic
+    (workspace / "notes.txt").write_text("first line\n")
+    original_app = (workspace / "app.py").read_text()
+    server.push(
+        tool_call("edit_file", {"path": "app.py", "old_string": "a - b", "new_string": "a + b"}),
+        tool_call("bash", {"command": "echo generated > out.log"}),
+        text("Edited app.py and wrote out.log."),
+    )
+    first = agent(workspace, server, "-p", "PROMPT-ONE fix add", "--permission-mode", "yolo")
+    assert first.returncode == 0, first.stderr
+    server.push(
+        tool_call("bash", {"command": "echo new > created.txt && echo appended >> notes.txt"}),
+        text("Created created.txt and appended to notes.txt."),
+    )
+    second = agent(workspace, server, "-p", "PROMPT-TWO more", "--continue", "--permission-mode", "yolo")
+    assert second.returncode == 0, second.stderr
+    assert (workspace / "created.txt").exists() and "appended" in (workspace / "notes.txt").read_text()
+
+    rewound = agent(workspace, server, "-p", "/rewind 1", "--continue", "--output-format", "json")
+    assert rewound.returncode == 0, rewound.stderr
+    said = json.loads(rewound.stdout)["result"]
+    assert "removed" in said and "created.txt" in said and "restored" in said
+    assert (workspace / "app.py").read_text() == original_app
+    assert (workspace / "notes.txt").read_text() == "first line\n"
+    assert not (workspace / "out.log").exists() and not (workspace / "created.txt").exists()
+
+    server.push(text("Starting over."))
+    before = len(server.requests)
+    again = agent(workspace, server, "-p", "PROMPT-THREE again", "--continue")
+    assert again.returncode == 0, again.stderr
+    sent = json.dumps(server.requests[before]["messages"])
+    assert "PROMPT-THREE" in sent and "PROMPT-ONE" not in sent and "PROMPT-TWO" not in sent
+    assert all(s == 200 for s in server.statuses), server.statuses  # every request was valid
+
+
+def test_rewind_conversation_only_keeps_the_code(workspace, fake_anthropic):
+    server = fake_anthropic
+    server.push(
+        tool_call("write_file", {"path": "new.py", "content": "x = 1\n"}),
+        text("Wrote new.py."),
+    )
+    assert agent(workspace, server, "-p", "write it", "--permission-mode", "yolo").returncode == 0
+    out = agent(workspace, server, "-p", "/rewind 1 conversation", "--continue", "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    assert (workspace / "new.py").exists()
+    listing = agent(workspace, server, "-p", "/rewind", "--continue", "--output-format", "json")
+    assert "(no prompts yet)" in json.loads(listing.stdout)["result"]
+
+
+def test_rewind_rejects_a_prompt_that_is_not_there(workspace, fake_anthropic):
+    server = fake_anthropic
+    server.push(text("hello"))
+    assert agent(workspace, server, "-p", "hi").returncode == 0
+    out = agent(workspace, server, "-p", "/rewind 5", "--continue", "--output-format", "json")
+    assert out.returncode == 1 and "no prompt 5" in json.loads(out.stdout)["result"]
+
+
+def test_effective_events_apply_rewinds_in_order():
+    events = [
+        {"type": "session_start"},
+        {"type": "user", "prompt": "a"},
+        {"type": "checkpoint", "prompt": 1, "commit": "c1"},
+        {"type": "user", "prompt": "b"},
+        {"type": "memory", "covers": 3},
+        {"type": "rewind", "prompt": 2},
+        {"type": "user", "prompt": "c"},
+        {"type": "checkpoint", "prompt": 2, "commit": "c2"},
+        {"type": "rewind", "prompt": 1},
+        {"type": "user", "prompt": "d"},
+    ]
+    kept = effective_events(events)
+    assert [e.get("prompt") for e in kept if e["type"] == "user"] == ["d"]
+    points = prompt_points(effective_events(events[:8]))
+    assert [(p.number, p.text, p.checkpoint) for p in points] == [(1, "a", "c1"), (2, "c", "c2")]
+
+
+def test_parse_args_explains_itself():
+    assert parse_args("3 code") == (3, "code")
+    for bad in ("", "x", "0", "2 sideways"):
+        try:
+            parse_args(bad)
+        except ValueError as exc:
+            assert "rewind" in str(exc)
+        else:
+            raise AssertionError(bad)
+
+
+def test_large_and_ignored_files_are_left_out(tmp_path):
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("build/\n")
+    (ws / "build").mkdir()
+    (ws / "build" / "out.bin").write_text("built")
+    (ws / "big.dat").write_bytes(b"x" * 2000)
+    (ws / "src.py").write_text("print(1)\n")
+    cp = Checkpoints(ws, session, max_file_bytes=1000)
+    snap = cp.snapshot("before prompt 1")
+    assert snap.skipped == ("big.dat",)
+    (ws / "src.py").write_text("print(2)\n")
+    (ws / "build" / "out.bin").write_text("rebuilt")
+    done = cp.restore(snap.commit)
+    assert done.restored == ("src.py",) and (ws / "src.py").read_text() == "print(1)\n"
+    assert (ws / "build" / "out.bin").read_text() == "rebuilt"  # ignored: never touched
+    assert (ws / "big.dat").exists()  # skipped: never touched
+    undone = cp.restore(done.undo)  # a rewind can be undone
+    assert undone.restored == ("src.py",) and (ws / "src.py").read_text() == "print(2)\n"

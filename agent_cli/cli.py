@@ -153,6 +153,20 @@ def _typer_app():
             table.add_row(info.id, info.started_at, str(info.turns), info.first_prompt[:70])
         console.print(table)
 
+    mcp_app = typer.Typer(help="MCP servers (.mcp.json, [mcp_servers] in config.toml).", no_args_is_help=True)
+    app.add_typer(mcp_app, name="mcp")
+
+    @mcp_app.command("list")
+    def mcp_list(
+        ctx: typer.Context,
+        trust_workspace: bool = typer.Option(
+            False, "--trust-workspace", help="Use this workspace's .mcp.json and config servers."
+        ),
+    ) -> None:
+        """Start each MCP server, show its state, tool count and the tokens its schemas cost, stop it."""
+        trusted = trust_workspace or bool(ctx.find_root().params.get("trust_workspace"))
+        _mcp_list(_config({"trust_workspace": trusted or None}), Path.cwd())
+
     @app.command()
     def replay(
         file: Path = typer.Argument(
@@ -185,6 +199,50 @@ def _typer_app():
             render_table(result, Console())
 
     return app
+
+
+def _mcp_list(config: "Config", workspace: Path) -> None:
+    import asyncio
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from agent_cli.agent.mcp.runtime import probe, runtime_for, server_rows
+    from agent_cli.context.tokens import TokenCounter
+
+    trust = trust_decision(config, workspace)
+    if trust.ignored:
+        print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
+    runtime = runtime_for(config, workspace, trusted=trust.trusted, interactive=False, report=None)
+    for problem in runtime.problems if runtime else ():
+        print(f"agent: {problem}", file=sys.stderr)
+    console = Console()
+    if runtime is None or not runtime.servers:
+        console.print("No MCP servers configured (.mcp.json, or [mcp_servers] in config.toml).")
+        return
+    rows = server_rows(asyncio.run(probe(runtime)), TokenCounter(config.model))
+    table = Table("server", "state", "tools", "schema tokens", "from")
+    for name, origin, state, count, tokens in rows:
+        table.add_row(name, state, str(count), f"{tokens:,}", origin)
+    console.print(table)
+    total = sum(row[4] for row in rows)
+    console.print(
+        f"MCP schemas together: {total:,} tokens (above 10% of the context budget they load on demand)"
+    )
+
+
+def _report(text: str, level: str) -> None:
+    """MCP problems, headless: one line each on stderr, as they happen."""
+    print(f"agent: {text}", file=sys.stderr)
+
+
+async def _run_headless(session: "AgentSession", prompt: str, fmt: str) -> int:
+    from agent_cli.agent.headless import run_headless
+
+    try:
+        return await run_headless(session, prompt, fmt)  # type: ignore[arg-type]
+    finally:
+        await session.aclose()  # stops MCP servers on the loop they run on
 
 
 def _warm_sdk() -> None:
@@ -285,7 +343,12 @@ def _session(
     trust = trust_decision(config, workspace)
     if not interactive and trust.ignored:
         print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
-    return AgentSession(config, provider, SessionSetup(workspace, resume_id, interactive, trust.trusted))
+    from agent_cli.agent.mcp.runtime import runtime_for
+
+    report = None if interactive else _report
+    mcp = runtime_for(config, workspace, trusted=trust.trusted, interactive=interactive, report=report)
+    setup = SessionSetup(workspace, resume_id, interactive, trust.trusted)
+    return AgentSession(config, provider, setup, mcp=mcp)
 
 
 def _headless(
@@ -293,7 +356,6 @@ def _headless(
 ) -> int:
     import asyncio
 
-    from agent_cli.agent.headless import run_headless
     from agent_cli.core.errors import AgentError
 
     if not _has_key(config):
@@ -306,7 +368,7 @@ def _headless(
         _fail(str(exc))
         raise
     try:
-        return asyncio.run(run_headless(session, prompt, fmt))  # type: ignore[arg-type]
+        return asyncio.run(_run_headless(session, prompt, fmt))
     except KeyboardInterrupt:
         print("agent: interrupted", file=sys.stderr)
         return 130
@@ -322,7 +384,10 @@ def _tui(config: "Config", workspace: Path, resume_id: str | None, demo: bool, p
     async def loader():
         import asyncio
 
-        return await asyncio.to_thread(_session, config, workspace, resume_id, True, demo)
+        session = await asyncio.to_thread(_session, config, workspace, resume_id, True, demo)
+        if session.mcp is not None:
+            session.mcp.start()  # on the app's loop: servers connect while the person types
+        return session
 
     app = create_app(
         backend_loader=None if startup_error else loader,

@@ -59,6 +59,9 @@ class Config:
     base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default
     debug: bool = False  # check the invariants after every transformation at run time
     trust_workspace: bool = False  # --trust-workspace: use the workspace's .mcp.json, hooks, settings
+    mcp_startup_wait: float = 5.0  # seconds the first turn waits for MCP servers still connecting
+    mcp_connect_timeout: float = 30.0  # an MCP server not ready by then has failed
+    mcp_call_timeout: float = 120.0  # seconds per MCP tool call
     context: ContextConfig = field(default_factory=ContextConfig)
     permissions: PermissionRules = field(default_factory=PermissionRules)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)

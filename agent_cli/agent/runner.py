@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
@@ -49,6 +49,9 @@ from agent_cli.tools.base import ToolContext
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 
+if TYPE_CHECKING:
+    from agent_cli.agent.mcp.runtime import McpRuntime
+
 
 @dataclass(frozen=True)
 class SessionSetup:
@@ -70,6 +73,7 @@ class AgentSession:
         setup: SessionSetup,
         tools: ToolRegistry | None = None,
         clock: Callable[[], float] = time.time,
+        mcp: McpRuntime | None = None,
     ):
         self.config = config
         self.provider = provider
@@ -78,6 +82,8 @@ class AgentSession:
         self.trusted = setup.trusted
         self.clock = clock
         self.tools = tools or default_tools()
+        self.tools.on_change(lambda: self.engine.set_tools(self.tools.schemas()))
+        self.mcp = mcp  # MCP servers (agent/mcp/): their tools join self.tools between turns
         self.store = SessionStore(config.sessions_root(self.workspace))
         self.model = config.model
         self.permission_mode = config.permission_mode
@@ -307,9 +313,18 @@ class AgentSession:
 
     async def _turn(self, prompt: str, emit: Callable[[Event], None]) -> TurnFinished:
         try:
+            await self._before_turn(emit)
             return await self.loop.run(prompt, emit)
         finally:
             self._after_turn(emit)
+
+    async def _before_turn(self, emit: Callable[[Event], None]) -> None:
+        """Tools of MCP servers that connected since the last turn join now, never within a turn."""
+        if self.mcp is None:
+            return
+        notices = await self.mcp.before_turn(self.tools, self.engine.status().budget, self.engine.counter)
+        for text, level in notices:
+            emit(Notice(text, level))
 
     def _after_turn(self, emit: Callable[[Event], None]) -> None:
         if self.todo:
@@ -364,6 +379,12 @@ class AgentSession:
 
     def close(self) -> None:
         self.log.close()
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers (on the loop they run on), then close the log."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
+        self.close()
 
 
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:

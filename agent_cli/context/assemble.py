@@ -47,10 +47,13 @@ class Assembler:
         counter: TokenCounter | None = None,
     ) -> None:
         self.system_prompt = system_prompt
-        self.tools = sorted((copy.deepcopy(t) for t in tools), key=lambda t: str(t.get("name", "")))
+        self.set_tools(tools)
         self.user_context = user_context  # placed by the engine in the first user message
         self.counter = counter or TokenCounter()
         self._api_cache: dict[int, tuple[Message, dict[str, Any], list[int]]] = {}
+
+    def set_tools(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = sorted((copy.deepcopy(t) for t in tools), key=lambda t: str(t.get("name", "")))
 
     def system_blocks(self) -> list[dict[str, Any]]:
         return [{"type": "text", "text": self.system_prompt}] if self.system_prompt.strip() else []

@@ -340,6 +340,14 @@ class ContextEngine:
         self._billed = None
         self._epoch += 1
 
+    def set_tools(self, tools: list[dict[str, Any]]) -> None:
+        """Another tool list (an MCP server connected, a deferred schema was loaded): the next
+        request's prefix differs, so the last billed count no longer describes it."""
+        self.assembler.set_tools(tools)
+        self._raw_base = self.assembler.raw_base()
+        self._billed = None
+        self._epoch += 1
+
     # -- internals -------------------------------------------------------------------------------------
     def _apply(self, compaction: Compaction, *, store_originals: bool) -> Compaction:
         before = self._used()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from agent_cli.core.types import ToolCall
@@ -19,8 +19,14 @@ from agent_cli.tools.write import WriteTool
 
 
 class ToolRegistry:
+    """Tools by name. Tools may be added after start (MCP servers connect in the background); a
+    deferred tool can be called but its schema is not offered until `reveal` (on-demand schemas).
+    `on_change` callbacks run after every change of what `schemas()` returns."""
+
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._deferred: set[str] = set()
+        self._listeners: list[Callable[[], None]] = []
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
@@ -30,10 +36,45 @@ class ToolRegistry:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [name for name in self._tools if name not in self._deferred]
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [schema(tool) for tool in self._tools.values()]
+        return [schema(tool) for name, tool in self._tools.items() if name not in self._deferred]
+
+    def add(self, tools: Iterable[Tool], *, deferred: bool = False) -> list[str]:
+        """Add tools (one change for all of them); returns the names of tools skipped because the
+        name is taken."""
+        taken: list[str] = []
+        added = False
+        for tool in tools:
+            if tool.name in self._tools:
+                taken.append(tool.name)
+                continue
+            self._tools[tool.name] = tool
+            if deferred:
+                self._deferred.add(tool.name)
+            added = True
+        if added and not deferred:
+            self._changed()
+        return taken
+
+    def is_deferred(self, name: str) -> bool:
+        return name in self._deferred
+
+    def reveal(self, names: Iterable[str]) -> list[str]:
+        """Offer the schemas of these deferred tools from now on; returns the names that were."""
+        shown = [name for name in names if name in self._deferred]
+        if shown:
+            self._deferred.difference_update(shown)
+            self._changed()
+        return shown
+
+    def on_change(self, callback: Callable[[], None]) -> None:
+        self._listeners.append(callback)
+
+    def _changed(self) -> None:
+        for callback in list(self._listeners):
+            callback()
 
     def is_compactable(self, name: str) -> bool:
         tool = self._tools.get(name)
@@ -132,8 +173,13 @@ def _check(spec: dict[str, Any], value: Any, where: str) -> Any:
         missing = [name for name in spec.get("required", []) if value.get(name) is None]
         if missing:
             raise InputError(f"missing required parameter{'s' * (len(missing) > 1)}: {', '.join(missing)}")
+        extra = spec.get("additionalProperties", False)
         unknown = [name for name in value if name not in props]
-        if unknown:
+        if unknown and extra is True:  # an open object (MCP schemas): extras go to the tool as given
+            props = {**props, **{name: {} for name in unknown}}
+        elif unknown and isinstance(extra, dict):
+            props = {**props, **{name: extra for name in unknown}}
+        elif unknown:
             allowed = ", ".join(props) or "none"
             raise InputError(f"unexpected parameter {', '.join(map(repr, unknown))} (allowed: {allowed})")
         out: dict[str, Any] = {}

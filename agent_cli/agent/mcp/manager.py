@@ -1,0 +1,316 @@
+"""MCP servers, each on an asyncio task of its own that owns the SDK's context managers (anyio's
+cancel scopes must be entered and left by one task): connecting -> connected -> dead, or failed.
+
+Calls come from the loop's task and race the server's end and a timeout, so a server that hangs or
+exits mid-call gives a clear error, never a hang. Every change of state is reported once through
+`on_change`. The SDK is imported inside the tasks, never at module level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agent_cli.agent.mcp.config import ServerSpec
+from agent_cli.agent.mcp.tool import McpCallError, ToolInfo
+
+State = Literal["connecting", "connected", "failed", "dead"]
+STOP_GRACE = 8.0  # seconds for all servers to shut down before their tasks are cancelled
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    name: str
+    origin: str
+    state: State
+    reason: str  # why it failed or died; "" otherwise
+    tools: tuple[ToolInfo, ...] = ()
+
+    def describe(self) -> str:
+        return f"{self.state}: {self.reason}" if self.reason else self.state
+
+
+class _Conn:
+    """One server's mutable state; only its own task changes `state`, `session` and `tools`."""
+
+    def __init__(self, spec: ServerSpec) -> None:
+        self.spec = spec
+        self.state: State = "connecting"
+        self.reason = ""
+        self.tools: tuple[ToolInfo, ...] = ()
+        self.session: Any = None
+        self.settled = asyncio.Event()  # left "connecting"
+        self.ended = asyncio.Event()  # the connection is over (whatever the reason)
+        self.wake = asyncio.Event()  # the owner should look: stop asked, or the stream ended
+        self.stopping = False
+        self.task: asyncio.Task[None] | None = None
+        self.stderr: Any = None  # a temporary file with the server's stderr (stdio)
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(self.spec.name, self.spec.origin, self.state, self.reason, self.tools)
+
+    def stderr_tail(self) -> str:
+        if self.stderr is None:
+            return ""
+        try:
+            self.stderr.flush()
+            self.stderr.seek(0)
+            lines = [line.strip() for line in self.stderr.read()[-4000:].splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return ""
+        return lines[-1][:300] if lines else ""
+
+
+class McpManager:
+    def __init__(
+        self,
+        specs: Iterable[ServerSpec],
+        *,
+        workspace: Path,
+        connect_timeout: float = 30.0,
+        call_timeout: float = 120.0,
+        on_change: Callable[[ServerStatus], None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.on_change = on_change
+        self._conns = {spec.name: _Conn(spec) for spec in specs}
+        self._started = False
+
+    def __len__(self) -> int:
+        return len(self._conns)
+
+    def start(self) -> None:
+        """Start every server on its own task (needs a running event loop; a second call does nothing)."""
+        if self._started:
+            return
+        self._started = True
+        for conn in self._conns.values():
+            conn.task = asyncio.ensure_future(self._own(conn))
+
+    async def wait(self, timeout: float) -> None:
+        """Until every server has connected or failed, or `timeout` seconds passed."""
+        self.start()
+        waits = [
+            asyncio.ensure_future(c.settled.wait()) for c in self._conns.values() if not c.settled.is_set()
+        ]
+        if not waits:
+            return
+        try:
+            await asyncio.wait(waits, timeout=timeout)
+        finally:
+            for w in waits:
+                w.cancel()
+
+    def statuses(self) -> list[ServerStatus]:
+        return [conn.status() for conn in self._conns.values()]
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        conn = self._conns.get(server)
+        if conn is None:
+            raise McpCallError(f"there is no MCP server named {server!r}")
+        session = conn.session
+        if conn.state != "connected" or session is None:
+            state = conn.status().describe()
+            raise McpCallError(f"MCP server {server!r} is not available ({state}); its tools cannot run now")
+        call = asyncio.ensure_future(session.call_tool(tool, arguments))
+        ended = asyncio.ensure_future(conn.ended.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {call, ended}, timeout=self.call_timeout, return_when="FIRST_COMPLETED"
+            )
+        finally:
+            ended.cancel()
+            if not call.done():
+                call.cancel()
+                with contextlib.suppress(BaseException):
+                    await call
+        if call in done:
+            try:
+                return call.result()
+            except Exception as exc:  # an MCP error answer, a closed connection, a bad result
+                raise McpCallError(self._call_failure(conn, exc)) from None
+        if ended in done:
+            raise McpCallError(f"MCP server {server!r} exited during the call{_detail(conn.stderr_tail())}")
+        raise McpCallError(
+            f"no answer from MCP server {server!r} within {self.call_timeout:g} s (config mcp_call_timeout)"
+        )
+
+    async def aclose(self) -> None:
+        """Stop every server: each task leaves its SDK contexts itself; the stubborn are cancelled."""
+        for conn in self._conns.values():
+            conn.stopping = True
+            conn.wake.set()
+        tasks = [c.task for c in self._conns.values() if c.task is not None and not c.task.done()]
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=STOP_GRACE)
+
+    # -- the owner task ---------------------------------------------------------------------------------
+    async def _own(self, conn: _Conn) -> None:
+        import anyio
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(self._transport(conn))
+                read = await stack.enter_async_context(_watched(read, conn.wake.set))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                with anyio.fail_after(self.connect_timeout):
+                    await session.initialize()
+                    tools = await _list_tools(session)
+                conn.session, conn.tools = session, tools
+                self._set(conn, "connected")
+                await conn.wake.wait()
+                conn.session = None
+                if not conn.stopping:
+                    self._set(conn, "dead", "the server exited" + _detail(conn.stderr_tail()))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - any failure of one server is that server's
+            leaf = _leaf(exc)
+            if leaf is None:
+                raise
+            if not conn.stopping:
+                was_connected = conn.state == "connected"
+                self._set(conn, "dead" if was_connected else "failed", self._why(conn, leaf))
+        finally:
+            conn.session = None
+            conn.ended.set()
+            conn.settled.set()
+            if conn.stderr is not None:
+                conn.stderr.close()
+                conn.stderr = None
+
+    def _transport(self, conn: _Conn) -> contextlib.AbstractAsyncContextManager[Any]:
+        spec = conn.spec
+        if spec.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            conn.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+            cwd = (self.workspace / spec.cwd) if spec.cwd else self.workspace
+            params = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env={**os.environ, **spec.env}, cwd=cwd
+            )
+            return stdio_client(params, errlog=conn.stderr)
+        if spec.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(spec.url, headers=dict(spec.headers) or None, timeout=self.connect_timeout)
+        return _http(spec, self.connect_timeout)
+
+    def _set(self, conn: _Conn, state: State, reason: str = "") -> None:
+        conn.state, conn.reason = state, reason
+        conn.settled.set()
+        if self.on_change is not None:
+            self.on_change(conn.status())
+
+    def _why(self, conn: _Conn, exc: BaseException) -> str:
+        spec = conn.spec
+        if isinstance(exc, TimeoutError):
+            return f"no answer within {self.connect_timeout:g} s (config mcp_connect_timeout)"
+        if isinstance(exc, FileNotFoundError) and spec.transport == "stdio":
+            return f"command not found: {spec.command}"
+        if isinstance(exc, PermissionError) and spec.transport == "stdio":
+            return f"command not executable: {spec.command}"
+        text = _message(exc)
+        if "connection closed" in text.lower():
+            return "the server exited before it was ready" + _detail(conn.stderr_tail())
+        if spec.transport != "stdio" and (isinstance(exc, OSError) or "connect" in text.lower()):
+            return f"cannot reach {spec.url}: {text}"
+        return text + _detail(conn.stderr_tail())
+
+    def _call_failure(self, conn: _Conn, exc: BaseException) -> str:
+        text = _message(exc)
+        if "connection closed" in text.lower():
+            return f"MCP server {conn.spec.name!r} closed the connection during the call{_detail(conn.stderr_tail())}"
+        return f"MCP server {conn.spec.name!r} answered with an error: {text}"
+
+
+@contextlib.asynccontextmanager
+async def _http(spec: ServerSpec, timeout: float) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    client = create_mcp_http_client(
+        headers=dict(spec.headers) or None, timeout=httpx2.Timeout(timeout, read=300.0)
+    )
+    async with client, streamable_http_client(spec.url, http_client=client) as streams:
+        yield streams[0], streams[1]
+
+
+@contextlib.asynccontextmanager
+async def _watched(read: Any, on_end: Callable[[], None]) -> AsyncIterator[Any]:
+    """The transport's read stream, relayed, with `on_end` called when it ends: that is how an idle
+    server's exit is noticed (the SDK closes the stream; nothing else says so)."""
+    import anyio
+
+    send, receive = anyio.create_memory_object_stream[Any](0)
+
+    async def relay() -> None:
+        try:
+            async with send:
+                async for item in read:
+                    await send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            on_end()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(relay)
+        try:
+            yield receive
+        finally:
+            group.cancel_scope.cancel()
+
+
+async def _list_tools(session: Any) -> tuple[ToolInfo, ...]:
+    from mcp_types import PaginatedRequestParams
+
+    out: list[ToolInfo] = []
+    cursor = None
+    for _ in range(100):  # a server that pages forever is cut off
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        for tool in page.tools:
+            hint = getattr(tool.annotations, "read_only_hint", None) if tool.annotations else None
+            out.append(ToolInfo(tool.name, tool.description or "", dict(tool.input_schema), hint is True))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tuple(out)
+
+
+def _leaf(exc: BaseException) -> BaseException | None:
+    """The first real error inside (nested) exception groups; None when there are only cancellations."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _leaf(inner)
+            if found is not None:
+                return found
+        return None
+    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit | GeneratorExit):
+        return None
+    return exc
+
+
+def _message(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    text = str(message if isinstance(message, str) else exc).strip()
+    return text or type(exc).__name__
+
+
+def _detail(stderr: str) -> str:
+    return f" (stderr: {stderr})" if stderr else ""

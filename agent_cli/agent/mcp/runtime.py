@@ -1,0 +1,181 @@
+"""The MCP room as a session sees it: servers start in the background; before each user turn the
+tools of servers that connected since are added to the registry (the tool list stays frozen within
+a turn, for the prompt cache), and what went wrong is reported once.
+
+When all MCP schemas together exceed `defer_fraction` of the budget they are added deferred and
+the small `mcp_search` tool is offered instead (search.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agent_cli.agent.config import Config, config_paths
+from agent_cli.agent.mcp.config import Loaded, load_servers
+from agent_cli.agent.mcp.manager import McpManager, ServerStatus
+from agent_cli.agent.mcp.search import NAME as SEARCH_NAME
+from agent_cli.agent.mcp.search import McpSearchTool
+from agent_cli.agent.mcp.tool import McpTool
+from agent_cli.context.tokens import TokenCounter
+from agent_cli.tools.base import schema
+from agent_cli.tools.registry import ToolRegistry
+
+Level = Literal["info", "warning", "error"]
+Report = Callable[[str, Level], None]
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    startup_wait: float = 5.0  # how long the first turn waits for servers still connecting
+    connect_timeout: float = 30.0  # a server not ready by then has failed
+    call_timeout: float = 120.0  # per tool call
+    defer_fraction: float = 0.10  # MCP schemas above this share of the budget are loaded on demand
+
+
+class McpRuntime:
+    def __init__(
+        self,
+        loaded: Loaded,
+        *,
+        workspace: Path,
+        settings: McpSettings = McpSettings(),
+        report: Report | None = None,
+    ) -> None:
+        """`report` gets each problem as it happens (headless prints it); without one, problems wait
+        for the next turn and come out as notices (the TUI)."""
+        self.settings = settings
+        self.problems = loaded.problems
+        self.manager = McpManager(
+            loaded.servers,
+            workspace=workspace,
+            connect_timeout=settings.connect_timeout,
+            call_timeout=settings.call_timeout,
+            on_change=self._changed,
+        )
+        self._report = report
+        self._queued: list[tuple[str, Level]] = []
+        self._added: set[str] = set()
+        self._waited = False
+        for problem in loaded.problems:
+            self._say(problem, "warning")
+
+    @property
+    def servers(self) -> int:
+        return len(self.manager)
+
+    def start(self) -> None:
+        """Start the servers on the running event loop (does nothing the second time)."""
+        if len(self.manager):
+            self.manager.start()
+
+    async def before_turn(
+        self, registry: ToolRegistry, budget: int, counter: TokenCounter
+    ) -> list[tuple[str, Level]]:
+        """Add the tools of servers that connected since the last turn; the notices to show."""
+        first = not self._waited
+        if first and len(self.manager):
+            self._waited = True
+            await self.manager.wait(self.settings.startup_wait)
+        self._sync(registry, budget, counter, late=not first)
+        notices, self._queued = self._queued, []
+        return notices
+
+    async def aclose(self) -> None:
+        await self.manager.aclose()
+
+    # -- internals -----------------------------------------------------------------------------------
+    def _sync(self, registry: ToolRegistry, budget: int, counter: TokenCounter, *, late: bool) -> None:
+        fresh = [s for s in self.manager.statuses() if s.state == "connected" and s.name not in self._added]
+        if not fresh:
+            return
+        tools = [McpTool(s.name, info, self.manager) for s in fresh for info in s.tools]
+        offered = [t for t in registry if isinstance(t, McpTool)]
+        total = schema_tokens(offered + tools, counter)
+        defer = total > self.settings.defer_fraction * budget
+        if defer and SEARCH_NAME not in registry:
+            registry.add([McpSearchTool(registry)])
+        taken = registry.add(tools, deferred=defer)
+        for name in taken:
+            self._say(f"mcp tool {name} is not offered: another tool has that name", "warning")
+        for status in fresh:
+            self._added.add(status.name)
+            if late:
+                self._say(f"mcp server {status.name!r} connected: {len(status.tools)} tools added", "info")
+        if defer and tools:
+            self._say(
+                f"MCP tool schemas ({total:,} tokens) exceed {self.settings.defer_fraction:.0%} of the "
+                f"budget: the model finds and loads them with {SEARCH_NAME}",
+                "info",
+            )
+
+    def _changed(self, status: ServerStatus) -> None:
+        if status.state == "failed":
+            self._say(f"mcp server {status.name!r} failed: {status.reason}", "warning")
+        elif status.state == "dead":
+            self._say(f"mcp server {status.name!r} stopped: {status.reason}", "warning")
+
+    def _say(self, text: str, level: Level) -> None:
+        if self._report is not None and level != "info":
+            self._report(text, level)
+        elif self._report is None:
+            self._queued.append((text, level))
+
+
+def schema_tokens(tools: Iterable[McpTool], counter: TokenCounter) -> int:
+    return counter.scale(counter.raw_tools([schema(t) for t in tools]))
+
+
+def server_rows(
+    statuses: Iterable[ServerStatus], counter: TokenCounter
+) -> list[tuple[str, str, str, int, int]]:
+    """For `agent mcp list`: (name, origin, state, tool count, schema tokens)."""
+    rows = []
+    for status in statuses:
+        tools = [McpTool(status.name, info, _NoCaller()) for info in status.tools]
+        rows.append(
+            (status.name, status.origin, status.describe(), len(tools), schema_tokens(tools, counter))
+        )
+    return rows
+
+
+class _NoCaller:
+    async def call(self, server: str, tool: str, arguments: dict) -> None:
+        raise RuntimeError("listing only")
+
+
+def runtime_for(
+    config: Config, workspace: Path, *, trusted: bool, interactive: bool, report: Report | None
+) -> McpRuntime | None:
+    """The session's MCP runtime: servers from the user's config always, from `.mcp.json` and the
+    workspace config when trusted. None when nothing is configured (and nothing is wrong).
+
+    A headless run waits for its servers up to the connect timeout (it has one task, and a server
+    that connects after it started is of no use to it, as in Claude Code's `-p`); the TUI waits
+    `mcp_startup_wait` and adds late servers before a later turn."""
+    loaded = load_servers(
+        workspace,
+        config.user_extensions.mcp_servers,
+        config.workspace_extensions.mcp_servers,
+        trusted=trusted,
+        user_origin=str(config_paths(workspace)[0]),
+    )
+    if not loaded.servers and not loaded.problems:
+        return None
+    settings = McpSettings(
+        startup_wait=config.mcp_startup_wait if interactive else config.mcp_connect_timeout,
+        connect_timeout=config.mcp_connect_timeout,
+        call_timeout=config.mcp_call_timeout,
+    )
+    return McpRuntime(loaded, workspace=workspace, settings=settings, report=report)
+
+
+async def probe(runtime: McpRuntime) -> list[ServerStatus]:
+    """Start every server, wait until each has connected or failed, stop them: for `agent mcp list`."""
+    try:
+        await runtime.manager.wait(runtime.settings.connect_timeout + 1.0)
+        return runtime.manager.statuses()
+    finally:
+        await runtime.aclose()

@@ -1,0 +1,126 @@
+"""A server's tool as one of ours: `mcp__<server>__<tool>`, read-only from `readOnlyHint`, its schema
+from the server, its result turned into text the way the built-in tools' results are."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.fs import HeadTail
+
+PREFIX = "mcp__"
+MAX_RESULT_CHARS = 400_000  # kept head+tail; what the context keeps is T0's business (offload + ref)
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """What a server said about one tool (SDK-free, so the rest of the room never needs the SDK)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+
+class McpCallError(Exception):
+    """A call that did not produce a result: the server is gone, timed out, or refused the request."""
+
+
+class ToolCaller(Protocol):
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
+        """The SDK's CallToolResult, or McpCallError."""
+        ...
+
+
+def tool_name(server: str, tool: str) -> str:
+    """Claude Code's naming; characters the API does not allow in a tool name become '_'."""
+    return f"{PREFIX}{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"[:128]
+
+
+class McpTool:
+    compactable = True
+
+    def __init__(self, server: str, info: ToolInfo, caller: ToolCaller) -> None:
+        self.server = server
+        self.remote_name = info.name
+        self.name = tool_name(server, info.name)
+        self.description = info.description or f"{info.name} (MCP server {server})"
+        self.input_schema = _object_schema(info.input_schema)
+        self.read_only = info.read_only
+        self._caller = caller
+
+    def target(self, input: dict[str, Any]) -> str:
+        text = json.dumps(input, ensure_ascii=False, default=str)
+        return text if len(text) <= 80 else text[:79] + "…"
+
+    def paths(self, input: dict[str, Any]) -> list[str]:
+        return []  # a server's arguments are its own business; permission is by name and read_only
+
+    async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            result = await self._caller.call(self.server, self.remote_name, input)
+        except McpCallError as exc:
+            return ToolResult(
+                output=f"{self.name} failed: {exc}", is_error=True, meta={"mcp_server": self.server}
+            )
+        return convert_result(result, self.server)
+
+
+def convert_result(result: Any, server: str) -> ToolResult:
+    """Text joined; images and audio as a notice; resource links as their URI; embedded resources as
+    their text; `isError` as an error result. Huge output is cut head+tail like bash's."""
+    parts: list[str] = []
+    for block in getattr(result, "content", None) or []:
+        parts.append(_block_text(block))
+    structured = getattr(result, "structured_content", None)
+    if not any(p.strip() for p in parts) and structured is not None:
+        parts = [json.dumps(structured, ensure_ascii=False, indent=2, default=str)]
+    text = "\n".join(p for p in parts if p) or "(no output)"
+    meta: dict[str, Any] = {"mcp_server": server}
+    if len(text) > MAX_RESULT_CHARS:
+        cut = HeadTail(MAX_RESULT_CHARS // 2, MAX_RESULT_CHARS // 2)
+        cut.feed(text)
+        meta["chars"] = len(text)
+        text = cut.text()
+    return ToolResult(output=text, is_error=bool(getattr(result, "is_error", False)), meta=meta)
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return str(getattr(block, "text", ""))
+    if kind in ("image", "audio"):
+        return (
+            f"[{kind}: {getattr(block, 'mime_type', '?')}, {_decoded_size(getattr(block, 'data', ''))} bytes]"
+        )
+    if kind == "resource_link":
+        name = getattr(block, "name", "")
+        return f"[resource: {block.uri}]" + (f" {name}" if name and name != str(block.uri) else "")
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        if text is not None:
+            return f"[resource: {resource.uri}]\n{text}"
+        size = _decoded_size(getattr(resource, "blob", ""))
+        return f"[resource: {resource.uri}, {getattr(resource, 'mime_type', None) or '?'}, {size} bytes]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def _decoded_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data) * 3 // 4
+
+
+def _object_schema(schema: Any) -> dict[str, Any]:
+    """The API wants an object schema; a server that sends something else gets an open object."""
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return dict(schema)
+    return {"type": "object", "properties": {}, "additionalProperties": True}

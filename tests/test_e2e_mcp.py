@@ -1,0 +1,98 @@
+"""MCP end to end as a person runs it: `agent -p` and `agent mcp list` against the local Messages-API
+server, with real MCP servers (the PyPI `mcp-server-time`, and tests/mcp_servers/toolbox.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.fakeapi.replies import text, tool_call
+from tests.test_e2e_anthropic import agent
+
+REPO = Path(__file__).resolve().parents[1]
+TIME_AND_GHOST = {
+    "mcpServers": {
+        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+        "ghost": {"command": "no-such-mcp-server-xyz"},
+    }
+}
+
+
+def _tools(request: dict) -> list[str]:
+    return [tool["name"] for tool in request.get("tools", [])]
+
+
+def _last_results(request: dict) -> str:
+    return json.dumps(request["messages"][-1]["content"])
+
+
+def test_a_trusted_workspace_offers_mcp_tools_and_a_failed_server_does_not_stop_the_task(
+    workspace, fake_anthropic
+):
+    (workspace / ".mcp.json").write_text(json.dumps(TIME_AND_GHOST))
+    listed = agent(workspace, fake_anthropic, "mcp", "list", "--trust-workspace")
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.count("│") > 4}
+    assert "connected" in rows["time"] and "failed: command not found" in rows["ghost"]
+    assert int(rows["time"].split("│")[4].replace(",", "")) > 100  # the schemas' token cost
+
+    fake_anthropic.push(
+        tool_call("mcp__time__get_current_time", {"timezone": "UTC"}), text("It is noon UTC.")
+    )
+    out = agent(workspace, fake_anthropic, "-p", "what time is it?", "--trust-workspace")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "It is noon UTC."
+    assert "agent: mcp server 'ghost' failed: command not found: no-such-mcp-server-xyz" in out.stderr
+    first, second = fake_anthropic.requests
+    assert "mcp__time__get_current_time" in _tools(first)
+    result = _last_results(second)
+    assert "tool_result" in result and '\\"timezone\\": \\"UTC\\"' in result and "is_error" not in result
+
+
+def test_an_untrusted_workspace_ignores_mcp_json_with_one_line(workspace, fake_anthropic):
+    (workspace / ".mcp.json").write_text(json.dumps(TIME_AND_GHOST))
+    out = agent(workspace, fake_anthropic, "-p", "hi")
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "agent: ignoring .mcp.json: this workspace is not trusted (pass --trust-workspace to use them)"
+    ]
+    assert not any(name.startswith("mcp") for name in _tools(fake_anthropic.requests[0]))
+
+
+def test_a_malformed_mcp_json_is_one_line_and_everything_else_works(workspace, fake_anthropic):
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"time": ')
+    fake_anthropic.push(tool_call("read_file", {"path": "app.py"}), text("Read it."))
+    out = agent(workspace, fake_anthropic, "-p", "read app.py", "--trust-workspace")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Read it."
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and str(workspace / ".mcp.json") in lines[0] and "invalid JSON" in lines[0]
+    assert "def add" in _last_results(fake_anthropic.requests[1])
+
+
+def test_user_servers_with_many_tools_load_on_demand_and_writing_tools_ask(workspace, fake_anthropic):
+    config = workspace / ".cfg" / "agent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "[mcp_servers.box]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "tests.mcp_servers.toolbox"]\n'
+        f'env = {{ PYTHONPATH = {json.dumps(str(REPO))}, TOOLBOX_EXTRA_TOOLS = "30" }}\n'
+    )
+    fake_anthropic.push(
+        tool_call("mcp_search", {"query": "echo", "select": ["mcp__box__echo"]}),
+        tool_call("mcp__box__echo", {"text": "hello"}),
+        tool_call("mcp__box__write_note", {"path": "note.txt", "text": "x"}),
+        text("Done."),
+    )
+    out = agent(workspace, fake_anthropic, "-p", "echo hello", "--budget-tokens", "20000")
+    assert out.returncode == 0, out.stderr
+    requests = fake_anthropic.requests
+    assert "mcp_search" in _tools(requests[0]) and not any(n.startswith("mcp__") for n in _tools(requests[0]))
+    assert "loaded: mcp__box__echo" in _last_results(requests[1])
+    assert "mcp__box__echo" in _tools(requests[1]) and "mcp__box__extra_001" not in _tools(requests[1])
+    assert "echo: hello" in _last_results(requests[2])
+    assert "Permission denied: mcp__box__write_note" in _last_results(requests[3])  # not read-only: asks
+    assert not (workspace / "note.txt").exists()

@@ -70,12 +70,13 @@ def test_imports_follow_the_layers():
 
 
 def test_the_sdk_is_never_imported_at_module_level():
-    """`import anthropic` costs ~1.8 s: --version, --help, sessions and replay must not pay it."""
+    """`import anthropic` costs ~1.8 s (the `mcp` SDK ~1 s): --version, --help, sessions and replay
+    must not pay for them."""
     offenders = [
         f"{path.relative_to(PACKAGE)}:{line}"
         for path in sorted(PACKAGE.rglob("*.py"))
         for module, line, top in _imports(path)
-        if top and module.split(".")[0] in ("anthropic", "openai")
+        if top and module.split(".")[0] in ("anthropic", "openai", "mcp", "mcp_types", "httpx2")
     ]
     assert not offenders, offenders
 
@@ -93,3 +94,18 @@ def test_the_checker_sees_a_violation(tmp_path):
             raise AssertionError("the layering check missed a violation")
     finally:
         bad.unlink()
+
+
+def test_help_and_version_do_not_load_the_mcp_sdk():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom agent_cli import cli\n"
+        "for argv in (['--version'], ['--help'], ['mcp', '--help']):\n"
+        "    try:\n        cli.main(argv)\n    except SystemExit:\n        pass\n"
+        "print(sorted(m for m in ('mcp', 'anthropic') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -40,7 +40,8 @@ class ToolCaller(Protocol):
 
 def tool_name(server: str, tool: str) -> str:
     """Claude Code's naming; characters the API does not allow in a tool name become '_'."""
-    return f"{PREFIX}{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"[:128]
+    name = f"{PREFIX}{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
+    return name[:64]  # the API's limit
 
 
 class McpTool:

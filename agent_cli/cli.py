@@ -153,14 +153,16 @@ def _typer_app():
             table.add_row(info.id, info.started_at, str(info.turns), info.first_prompt[:70])
         console.print(table)
 
-    mcp_app = typer.Typer(help="MCP servers (.mcp.json, [mcp_servers] in config.toml).", no_args_is_help=True)
+    mcp_app = typer.Typer(
+        help="MCP servers from .mcp.json and config.toml (mcp_servers tables).", no_args_is_help=True
+    )
     app.add_typer(mcp_app, name="mcp")
 
     @mcp_app.command("list")
     def mcp_list(
         ctx: typer.Context,
         trust_workspace: bool = typer.Option(
-            False, "--trust-workspace", help="Use this workspace's .mcp.json and config servers."
+            False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json and config servers."
         ),
     ) -> None:
         """Start each MCP server, show its state, tool count and the tokens its schemas cost, stop it."""
@@ -205,6 +207,7 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     import asyncio
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from agent_cli.agent.mcp.runtime import probe, runtime_for, server_rows
@@ -218,12 +221,12 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
         print(f"agent: {problem}", file=sys.stderr)
     console = Console()
     if runtime is None or not runtime.servers:
-        console.print("No MCP servers configured (.mcp.json, or [mcp_servers] in config.toml).")
+        console.print("No MCP servers configured (.mcp.json, or [mcp_servers] in config.toml).", markup=False)
         return
     rows = server_rows(asyncio.run(probe(runtime)), TokenCounter(config.model))
     table = Table("server", "state", "tools", "schema tokens", "from")
     for name, origin, state, count, tokens in rows:
-        table.add_row(name, state, str(count), f"{tokens:,}", origin)
+        table.add_row(escape(name), escape(state), str(count), f"{tokens:,}", escape(origin))
     console.print(table)
     total = sum(row[4] for row in rows)
     console.print(

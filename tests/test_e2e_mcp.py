@@ -82,17 +82,20 @@ def test_user_servers_with_many_tools_load_on_demand_and_writing_tools_ask(works
         f'env = {{ PYTHONPATH = {json.dumps(str(REPO))}, TOOLBOX_EXTRA_TOOLS = "30" }}\n'
     )
     fake_anthropic.push(
-        tool_call("mcp_search", {"query": "echo", "select": ["mcp__box__echo"]}),
+        tool_call("mcp_search", {"query": "echo", "select": ["mcp__box__echo", "mcp__box__big"]}),
         tool_call("mcp__box__echo", {"text": "hello"}),
         tool_call("mcp__box__write_note", {"path": "note.txt", "text": "x"}),
+        tool_call("mcp__box__big", {"megabytes": 5}),
         text("Done."),
     )
     out = agent(workspace, fake_anthropic, "-p", "echo hello", "--budget-tokens", "20000")
     assert out.returncode == 0, out.stderr
     requests = fake_anthropic.requests
     assert "mcp_search" in _tools(requests[0]) and not any(n.startswith("mcp__") for n in _tools(requests[0]))
-    assert "loaded: mcp__box__echo" in _last_results(requests[1])
+    assert "loaded: mcp__box__echo, mcp__box__big" in _last_results(requests[1])
     assert "mcp__box__echo" in _tools(requests[1]) and "mcp__box__extra_001" not in _tools(requests[1])
     assert "echo: hello" in _last_results(requests[2])
     assert "Permission denied: mcp__box__write_note" in _last_results(requests[3])  # not read-only: asks
     assert not (workspace / "note.txt").exists()
+    big = _last_results(requests[4])  # 5 MB: offloaded like any tool output, a preview and a ref stay
+    assert "<persisted-output ref=" in big and "BIG-START" in big and len(big) < 50_000

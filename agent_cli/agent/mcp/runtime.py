@@ -18,7 +18,7 @@ from agent_cli.agent.mcp.config import Loaded, load_servers
 from agent_cli.agent.mcp.manager import McpManager, ServerStatus
 from agent_cli.agent.mcp.search import NAME as SEARCH_NAME
 from agent_cli.agent.mcp.search import McpSearchTool
-from agent_cli.agent.mcp.tool import McpTool
+from agent_cli.agent.mcp.tool import McpTool, tool_name
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.tools.base import schema
 from agent_cli.tools.registry import ToolRegistry
@@ -131,19 +131,20 @@ def schema_tokens(tools: Iterable[McpTool], counter: TokenCounter) -> int:
 def server_rows(
     statuses: Iterable[ServerStatus], counter: TokenCounter
 ) -> list[tuple[str, str, str, int, int]]:
-    """For `agent mcp list`: (name, origin, state, tool count, schema tokens)."""
+    """For `agent mcp list`: (name, origin, state, tool count, tokens of the schemas as sent)."""
     rows = []
     for status in statuses:
-        tools = [McpTool(status.name, info, _NoCaller()) for info in status.tools]
-        rows.append(
-            (status.name, status.origin, status.describe(), len(tools), schema_tokens(tools, counter))
-        )
+        schemas = [
+            {
+                "name": tool_name(status.name, t.name),
+                "description": t.description,
+                "input_schema": t.input_schema,
+            }
+            for t in status.tools
+        ]
+        tokens = counter.scale(counter.raw_tools(schemas))
+        rows.append((status.name, status.origin, status.describe(), len(schemas), tokens))
     return rows
-
-
-class _NoCaller:
-    async def call(self, server: str, tool: str, arguments: dict) -> None:
-        raise RuntimeError("listing only")
 
 
 def runtime_for(

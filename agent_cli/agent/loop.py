@@ -11,7 +11,7 @@ import itertools
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from agent_cli.core.errors import ContextOverflowError, ProviderError
@@ -178,8 +178,9 @@ class Loop:
                     return self._finish(emit, done.stop_reason or "end_turn", result)
                 results = []
                 while pending:
-                    results.append(await self._run_tool(pending[0], emit))
-                    pending.pop(0)
+                    batch = self._batch(pending)
+                    results += await asyncio.gather(*(self._run_tool(b, emit) for b in batch))
+                    del pending[: len(batch)]
                 self._append("tool_results", Message("user", tuple(results), self.turn), emit)
                 results = []
                 emit(ContextUpdate(self.engine.status()))
@@ -305,12 +306,25 @@ class Loop:
     def _streaming_status(self, usage: Usage):
         status = self.engine.status()
         if usage.total_input:
-            from dataclasses import replace
-
             status = replace(status, used=max(status.used, usage.total_input + usage.output_tokens))
         return status
 
     # -- tools -------------------------------------------------------------------------------------
+    def _batch(self, pending: list[Block]) -> list[Block]:
+        """The next calls to run: a run of consecutive concurrency-safe calls (several `task` calls)
+        together, anything else one at a time. Results keep the order of the calls."""
+        batch = [pending[0]]
+        if not self._concurrent(pending[0]):
+            return batch
+        for block in pending[1:]:
+            if not self._concurrent(block):
+                break
+            batch.append(block)
+        return batch
+
+    def _concurrent(self, block: Block) -> bool:
+        return bool(getattr(self.tools.get(block.name), "concurrency_safe", False))
+
     async def _run_tool(self, block: Block, emit: Emit) -> Block:
         call = ToolCall.from_block(block)
         tool = self.tools.get(call.name)
@@ -326,7 +340,8 @@ class Loop:
                 if self.before_change is not None:
                     await self.before_change(emit)
             emit(ToolStarted(call, target))
-            result = await run_call(self.tools, call, self.tool_ctx)
+            ctx = replace(self.tool_ctx, call_id=call.id, emit=emit)  # per call: calls may run together
+            result = await run_call(self.tools, call, ctx)
             self.tool_calls_run += 1
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))

@@ -35,6 +35,7 @@ from agent_cli.agent.session import (
     read_events,
     replay_into,
 )
+from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
@@ -82,6 +83,8 @@ class AgentSession:
         self.trusted = setup.trusted
         self.clock = clock
         self.tools = tools or default_tools()
+        self.subagents = Subagents(self)
+        self.tools, agent_warnings = install_task_tool(self.tools, self.subagents, self.workspace)
         self.tools.on_change(lambda: self.engine.set_tools(self.tools.schemas()))
         self.mcp = mcp  # MCP servers (agent/mcp/): their tools join self.tools between turns
         self.store = SessionStore(config.sessions_root(self.workspace))
@@ -93,6 +96,7 @@ class AgentSession:
         self.totals = Totals()
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id)
+        self.warnings += agent_warnings
 
     # -- construction ------------------------------------------------------------------------------
     def _open(self, resume_id: str | None) -> None:
@@ -217,6 +221,9 @@ class AgentSession:
                 self.totals.usage = self.totals.usage + usage
                 self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
                 self.totals.requests += 1 if usage.total_input else 0
+            elif event.get("type") == "subagent_usage":  # a child's spending (agent/subagents.py)
+                self.totals.usage = self.totals.usage + Usage.from_json(event.get("usage"))
+                self.totals.cost_usd += float(event.get("cost_usd") or 0.0)
             elif event.get("type") == "summarizer_usage":
                 usage = Usage.from_json(event.get("usage"))
                 self.totals.usage = self.totals.usage + usage

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agent_cli.core.errors import ConfigError
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*(/[A-Za-z0-9][A-Za-z0-9_-]*)?$")  # `agents/explore`
 
 
 def prompt_dirs() -> tuple[Path, ...]:
@@ -23,7 +23,7 @@ def prompt_dirs() -> tuple[Path, ...]:
 def load_prompt(name: str) -> str:
     """The text of `prompts/<name>.md` (read once, then cached). Raises ConfigError naming the paths."""
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigError(f"invalid prompt name {name!r}: letters, digits, '_' and '-' only")
+        raise ConfigError(f"invalid prompt name {name!r}: letters, digits, '_' and '-' (one folder level)")
     return _load(name, prompt_dirs())
 
 

@@ -107,6 +107,24 @@ class ToolFinished(Event):
 
 
 @dataclass(frozen=True)
+class SubagentProgress(Event):
+    """A sub-agent (the `task` tool) moved on: the parent's task line shows it, live.
+
+    `call_id` is the parent's `task` tool_use id; `step` what the child does now (a tool and its
+    target, or "answering"); `steps` every step so far, for the expanded line."""
+
+    kind: str = field(default="subagent", init=False)
+    call_id: str = ""
+    agent: str = ""
+    description: str = ""
+    step: str = ""
+    steps: tuple[str, ...] = ()
+    turns: int = 0  # model calls so far
+    tokens: int = 0  # the child's context in use
+    done: bool = False
+
+
+@dataclass(frozen=True)
 class PermissionRequest(Event):
     kind: str = field(default="permission_request", init=False)
     call: ToolCall | None = None

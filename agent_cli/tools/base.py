@@ -35,6 +35,8 @@ class ToolContext:
     store: RecallStore | None = None
     todo_state: list[dict[str, Any]] = field(default_factory=list)
     on_output: Callable[[str], None] | None = None  # streaming output (bash), optional
+    call_id: str = ""  # the tool_use id of the call being run (the loop sets it per call)
+    emit: Callable[[Any], None] | None = None  # the turn's event sink (core.events), for live progress
 
 
 @runtime_checkable

@@ -71,6 +71,7 @@ class FakeAnthropic:
         self.count_requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages/count_tokens
         self.statuses: list[int] = []  # the HTTP status of every answer
         self._queue: deque[Scripted] = deque()
+        self._routes: list[tuple[str, deque[Scripted]]] = []  # (marker in the first message, replies)
         # separate_summaries: a request without tools (a summarizer's call) is answered with a summary
         # of its own and does not consume the scripted queue, so a test can script the agent's turns
         # without knowing when the engine will summarize
@@ -121,6 +122,21 @@ class FakeAnthropic:
         with self._lock:
             self._queue.extend(made)
 
+    def route(self, marker: str, *replies: Scripted | str | dict[str, Any]) -> None:
+        """Replies for the conversations whose first message contains `marker` (a sub-agent's prompt,
+        say): they are answered from this queue, in order, before the shared one."""
+        made = [
+            r if isinstance(r, Reply | Fault | StreamError | Disconnect | Stall) else reply_from_json(r)
+            for r in replies
+        ]
+        with self._lock:
+            self._routes.append((marker, deque(made)))
+
+    def conversations(self, marker: str) -> list[dict[str, Any]]:
+        """The request bodies whose first message contains `marker`."""
+        with self._lock:
+            return [b for b in self.requests if marker in _first_message(b)]
+
     @property
     def pending(self) -> int:
         with self._lock:
@@ -130,8 +146,12 @@ class FakeAnthropic:
         """Let `count` stalled streams (Stall) continue."""
         self._release.release(count)
 
-    def _next_reply(self) -> Scripted:
+    def _next_reply(self, body: dict[str, Any] | None = None) -> Scripted:
         with self._lock:
+            first = _first_message(body or {})
+            for marker, queue in self._routes:
+                if queue and marker in first:
+                    return queue.popleft()
             return self._queue.popleft() if self._queue else text("ok")
 
     def _next_id(self, prefix: str) -> str:
@@ -203,7 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.summary_requests.append(body)
             scripted: Scripted = text(f"## Summary\nA fake summary of a request of {tokens} tokens.")
         else:
-            scripted = self.fake._next_reply()
+            scripted = self.fake._next_reply(body)
         if isinstance(scripted, Fault):
             self._error(scripted.status, scripted.error_type, scripted.message, scripted.headers)
             return
@@ -352,6 +372,11 @@ def api_key_from(headers: dict[str, str]) -> str | None:
         return headers["x-api-key"]
     auth = headers.get("authorization", "")
     return auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
+
+
+def _first_message(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or []
+    return json.dumps(messages[0], ensure_ascii=False) if messages else ""
 
 
 def _chunks(value: str, size: int) -> list[str]:

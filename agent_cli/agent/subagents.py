@@ -223,6 +223,9 @@ class _Watcher:
                 self._asked.add(event.call.id)
             self.on_progress(event)
         elif isinstance(event, PermissionDenied):
+            if event.call is not None:
+                self.steps.append(f"{event.call.name} {event.target} (denied)".strip()[:STEP_CHARS])
+                self._progress(self.steps[-1])
             self.on_progress(event)
         elif isinstance(event, ToolFinished) and event.call is not None and event.call.id in self._asked:
             self.on_progress(event)  # the person saw this call in a permission modal: close its line

@@ -17,6 +17,7 @@ from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.compaction_notice import CompactionNotice
 from agent_cli.tui.widgets.error_message import ErrorMessage
 from agent_cli.tui.widgets.notice import Notice
+from agent_cli.tui.widgets.task_call import TaskCall
 from agent_cli.tui.widgets.thinking import Thinking
 from agent_cli.tui.widgets.tool_call import ToolCall
 from agent_cli.tui.widgets.transcript import Transcript
@@ -58,6 +59,10 @@ class TurnRenderer:
             )
         elif isinstance(event, ev.PermissionDenied):
             (await self._tool(event)).deny(event.reason)
+        elif isinstance(event, ev.SubagentProgress):
+            widget = self._tools.get(event.call_id)
+            if isinstance(widget, TaskCall):
+                widget.progress(event)
         elif isinstance(event, ev.Compacted):
             await self.finish_streams()
             await self.add(
@@ -157,7 +162,8 @@ class TurnRenderer:
         call_id = event.call.id if event.call else ""
         widget = self._tools.get(call_id) if call_id else None
         if widget is None:
-            widget = ToolCall(event.call.name if event.call else "tool", event.target, call_id=call_id)
+            name = event.call.name if event.call else "tool"
+            widget = (TaskCall if name == "task" else ToolCall)(name, event.target, call_id=call_id)
             if call_id:
                 self._tools[call_id] = widget
             await self.add(widget)

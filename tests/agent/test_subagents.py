@@ -1,0 +1,129 @@
+"""Sub-agents in process: definitions, the child's tools, interrupting running children, permissions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from agent_cli.agent.agent_defs import agent_dirs, load_agents
+from agent_cli.core.events import PermissionDenied, SubagentProgress, TurnFinished
+from agent_cli.llm.scripted import Script, ScriptedProvider
+from tests.agent.helpers import make_session, run
+
+TASK = {"description": "look", "prompt": "CHILD: find it", "subagent_type": "explore"}
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _events(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_definitions_load_from_both_folders_and_a_bad_one_is_one_line(tmp_path):
+    ws, user = tmp_path / "ws", tmp_path / "cfg"
+    _write(
+        ws / ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep, WebFetch\nmodel: haiku\n---\n"
+        "You review code.\n",
+    )
+    _write(ws / ".agent/agents/broken.md", "---\nname: [unclosed\ndescription: x\n---\nbody\n")
+    _write(ws / ".agent/agents/nodesc.md", "---\nname: nodesc\n---\nbody\n")
+    _write(user / "agents/explore.md", "---\ndescription: my own explorer\n---\nExplore my way.\n")
+    loaded = load_agents(agent_dirs(ws, user), ["read_file", "grep", "glob", "bash"])
+    agents = {a.name: a for a in loaded.agents}
+    assert set(agents) == {"general-purpose", "explore", "reviewer"}
+    reviewer = agents["reviewer"]
+    assert reviewer.tools == ("read_file", "grep") and reviewer.model == "claude-haiku-5-5"
+    assert reviewer.prompt == "You review code."
+    assert agents["explore"].prompt == "Explore my way." and agents["explore"].tools is None  # overridden
+    assert len(loaded.warnings) == 3
+    assert any("broken.md" in w and "not valid YAML" in w and "skipped" in w for w in loaded.warnings)
+    assert any("nodesc.md" in w and "description" in w for w in loaded.warnings)
+    assert any("WebFetch" in w and "left out" in w for w in loaded.warnings)
+
+
+def test_the_task_tool_lists_the_agents_and_children_get_the_parents_tools_but_task(tmp_path):
+    ws = tmp_path / "ws"
+    _write(ws / ".agent/agents/bad.md", "---\n: :\n---\n")
+    session = make_session(ws, [])
+    task = session.tools.get("task")
+    assert task is not None
+    assert task.input_schema["properties"]["subagent_type"]["enum"] == ["general-purpose", "explore"]
+    assert "explore: Fast read-only agent" in task.description
+    assert any("bad.md" in w for w in session.warnings)
+    general = session.subagents.child_tools(task.agents["general-purpose"])
+    assert "task" not in general and "bash" in general and len(general) == len(session.tools) - 1
+    explore = session.subagents.child_tools(task.agents["explore"])
+    assert explore.names() == ["read_file", "grep", "glob", "ls", "recall"]
+
+
+class BlockingChildren(ScriptedProvider):
+    """Plays the parent's script; a child's request (its first message says CHILD) waits forever."""
+
+    def __init__(self, responses: list[dict]) -> None:
+        super().__init__(Script(responses=responses))
+        self.children_waiting = 0
+
+    async def stream(self, request) -> AsyncIterator:
+        if "CHILD" in json.dumps(request.messages[0]):
+            self.children_waiting += 1
+            await asyncio.Event().wait()
+        async for event in super().stream(request):
+            yield event
+
+
+async def test_interrupting_the_parent_interrupts_every_running_child_and_keeps_logs_valid(tmp_path):
+    calls = [{"name": "task", "input": TASK, "id": f"toolu_{n}"} for n in (1, 2)]
+    session = make_session(tmp_path, [])
+    provider = BlockingChildren([{"tool_calls": calls}])
+    session.provider = session.loop.provider = provider
+
+    async def interrupter() -> None:
+        while provider.children_waiting < 2:
+            await asyncio.sleep(0)
+        session.interrupt()
+
+    stopper = asyncio.ensure_future(interrupter())
+    events = await asyncio.wait_for(run(session, "go"), timeout=60)
+    await stopper
+    finished = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished[-1].stop_reason == "interrupted"
+    log = _events(session.log.path)
+    closed = [e for e in log if e["type"] == "tool_results"][-1]
+    assert closed.get("interrupted") is True
+    assert [b["tool_use_id"] for b in closed["message"]["content"]] == ["toolu_1", "toolu_2"]
+    children = sorted((session.session_dir / "subagents").iterdir())
+    assert len(children) == 2
+    for child in children:
+        child_log = _events(child / "events.jsonl")
+        assert child_log[0]["type"] == "session_start" and child_log[0]["agent"] == "explore"
+        assert child_log[-1] == {**child_log[-1], "type": "turn_end", "stop_reason": "interrupted"}
+    assert len([e for e in log if e["type"] == "subagent_usage"]) == 2
+
+
+async def test_a_child_is_under_the_parents_permission_mode(tmp_path):
+    """Headless in `ask` mode: the child's bash is denied as the parent's would be, and the parent hears."""
+    task = {"description": "run it", "prompt": "CHILD: run the tests", "subagent_type": "general-purpose"}
+    session = make_session(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "task", "input": task}]},
+            {"tool_calls": [{"name": "bash", "input": {"command": "touch made-by-child"}}]},
+            {"text": "I was not allowed to run it."},
+            {"text": "The child could not run the tests."},
+        ],
+        mode="ask",
+    )
+    events = await run(session, "go")
+    denied = [e for e in events if isinstance(e, PermissionDenied)]
+    assert len(denied) == 1 and denied[0].call.name == "bash"
+    assert not (tmp_path / "made-by-child").exists()
+    progress = [e for e in events if isinstance(e, SubagentProgress)]
+    assert progress and progress[-1].done and progress[-1].turns == 2
+    assert progress[-1].steps == ("bash touch made-by-child (denied)",)
+    assert events[-1].result == "The child could not run the tests."

@@ -174,7 +174,9 @@ def _typer_app():
         file: Path = typer.Argument(
             ..., exists=True, dir_okay=False, help="Claude Code JSONL or our events.jsonl."
         ),
-        policy: str = typer.Option("default", "--policy", help="default | none | claude-code | masking."),
+        policy: str = typer.Option(
+            "default", "--policy", help="default | default+subtask | none | claude-code | masking."
+        ),
         budget_tokens: int | None = typer.Option(
             None, "--budget-tokens", metavar="N", help="Context budget in tokens."
         ),

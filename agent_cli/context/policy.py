@@ -12,6 +12,8 @@ or `reset()`, resumes them.
 
 Named policies (`make_policy`), so replay compares them on the same work:
 - "default": all of the above;
+- "default+subtask": also T3 at a sub-task boundary (a todo item just completed, usage >= half the
+  auto threshold: tiers/subtask.py);
 - "none": nothing but T5;
 - "claude-code": only T4 at 83.5%, nothing earlier;
 - "masking": every turn the last 10 tool results are kept and older ones cleared (T1, no conditions).
@@ -26,6 +28,7 @@ from agent_cli.context.model import Compaction, Tier, TierContext, apply_compact
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
 from agent_cli.context.tiers.common import is_person_message
 from agent_cli.context.tiers.micro import is_cache_cold
+from agent_cli.context.tiers.subtask import SubtaskCompact
 from agent_cli.core.types import Message
 
 LOSSY = ("T2", "T3", "T4")
@@ -41,10 +44,12 @@ class PolicySpec:
     full: bool = True  # T4
     auto_fraction: float | None = None  # None: config.auto_fraction
     digest: bool = True  # honour config.tool_trace == "digest"
+    subtask: bool = False  # T3 at a finished todo item, above half the auto threshold (tiers/subtask.py)
 
 
 POLICIES: dict[str, PolicySpec] = {
     "default": PolicySpec("default"),
+    "default+subtask": PolicySpec("default+subtask", subtask=True),
     "none": PolicySpec("none", micro=False, region=False, memory=False, full=False, digest=False),
     "claude-code": PolicySpec(
         "claude-code", micro=False, region=False, memory=False, auto_fraction=0.835, digest=False
@@ -75,6 +80,7 @@ class Policy:
         self.masking = MicroCompact(keep_recent=self.spec.masking_keep, collapse=False)
         self.memory = MemoryCompact()
         self.region = RegionCompact()
+        self.subtask = SubtaskCompact()
         self.full = FullCompact()
         self.emergency_tier = Emergency()
         self.digest = Digest()
@@ -131,11 +137,13 @@ class Policy:
             await step(self.digest, "digest")
         if spec.masking_keep is not None:
             await step(self.masking, "masking")
+        lossy_allowed = config.auto_compact and not self.halted_reason
+        if spec.subtask and lossy_allowed and ctx.used >= self.auto_threshold(ctx) / 2:
+            await step(self.subtask, "subtask")  # first: a finished item's traffic as one region
         if spec.micro:
             if is_cache_cold(ctx):
                 await step(self.micro, "cache_cold")
             await step(self.micro, "pressure")
-        lossy_allowed = config.auto_compact and not self.halted_reason
         if lossy_allowed and spec.region and ctx.summarizer is not None:
             if ctx.used >= config.region_fraction * ctx.budget:
                 await step(self.region, trigger)

@@ -35,7 +35,7 @@ from agent_cli.replay.report import (
     reference,
 )
 
-POLICIES = ("default", "none", "claude-code", "masking")
+POLICIES = ("default", "default+subtask", "none", "claude-code", "masking")
 MIN_FIT_TOKENS = 5_000  # growth needed (our raw tokens) before the factor is fitted to the recording
 STAND_IN_HEADER = (
     "[The recorded agent's {part} are not in its log. This stands in for {tokens} tokens of them, "

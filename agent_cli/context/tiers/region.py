@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from agent_cli.context.model import Compaction, SpanReplacement, Summarizer, TierContext, TierName
@@ -194,10 +194,26 @@ def rewrite_run(
     view: Sequence[Message], run: Run, summary: str, ref: str, uses: dict[str, Block], keep_chars: int
 ) -> list[SpanReplacement]:
     """One replacement per user message of the run: results become the summary or a pointer to it."""
+    return rewrite_results(view, range(run.start + 1, run.end, 2), summary, ref, uses, keep_chars)
+
+
+def rewrite_results(
+    view: Sequence[Message],
+    indices: Iterable[int],
+    summary: str,
+    ref: str,
+    uses: dict[str, Block],
+    keep_chars: int,
+    label: str = "",
+) -> list[SpanReplacement]:
+    """Rewrite the tool-result messages at `indices` as one region: the first large result carries
+    the summary, the others a pointer to it; reminders among them are folded into the summary."""
+    indices = list(indices)
     spans: list[SpanReplacement] = []
     first_id = ""
-    count = sum(1 for m in view[run.start : run.end] for b in m.tool_results() if _replaceable(b, keep_chars))
-    for index in range(run.start + 1, run.end, 2):
+    count = sum(1 for i in indices for b in view[i].tool_results() if _replaceable(b, keep_chars))
+    about = f" ({label})" if label else ""
+    for index in indices:
         message = view[index]
         blocks: list[Block] = []
         for block in message.blocks:
@@ -208,7 +224,10 @@ def rewrite_run(
                 continue
             if not first_id:
                 first_id = block.tool_use_id
-                text = f"{REGION_PREFIX} ref {ref} — {count} tool results summarized; use recall to see them]\n{summary}"
+                text = (
+                    f"{REGION_PREFIX} ref {ref}{about} — {count} tool results summarized; "
+                    f"use recall to see them]\n{summary}"
+                )
             else:
                 use = uses.get(block.tool_use_id)
                 what = f"{result_tool_name(block, uses)} {tool_target(use.input) if use else ''}".strip()

@@ -151,10 +151,10 @@ async def test_digest_mode_digests_at_a_new_persons_message():
 
 
 def test_make_policy_names_and_errors():
-    assert set(POLICIES) == {"default", "none", "claude-code", "masking"}
+    assert set(POLICIES) == {"default", "default+subtask", "none", "claude-code", "masking"}
     assert make_policy("Claude-Code").name == "claude-code"
     assert default_policy().name == "default"
-    with pytest.raises(ValueError, match="default, none, claude-code, masking"):
+    with pytest.raises(ValueError, match="default, default\\+subtask, none, claude-code, masking"):
         make_policy("aggressive")
 
 

@@ -35,7 +35,9 @@ from agent_cli.core.events import (
     SubagentProgress,
     ToolFinished,
     ToolStarted,
+    UsageUpdate,
 )
+from agent_cli.core.types import Usage
 from agent_cli.llm.base import Request
 from agent_cli.llm.models import model_info, summarizer_for
 from agent_cli.tools.base import ToolContext
@@ -176,6 +178,10 @@ class Subagents:
             usage=totals.usage.to_json(),
             cost_usd=totals.cost_usd,
             requests=totals.requests,
+        )
+        totals_now = host.totals
+        watcher.on_progress(
+            UsageUpdate(Usage(), totals_now.usage, totals_now.cost_usd, totals_now.cache_hit_rate())
         )
         ref = f"subagent-{child_id}"
         try:

@@ -163,6 +163,8 @@ class AgentApp(App[None]):
         self._refresh_status()
         self._refresh_cost()
         await self._paint_conversation()
+        for warning in getattr(backend, "warnings", ()):  # e.g. a malformed agent definition
+            await self.transcript.add(Notice(warning, "warning"))
         if self._initial_prompt:
             self._pending.insert(0, self._initial_prompt)
             self._initial_prompt = None

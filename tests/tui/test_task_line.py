@@ -13,6 +13,7 @@ from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.tui.app import create_app
+from agent_cli.tui.widgets.notice import Notice
 from agent_cli.tui.widgets.task_call import TaskCall
 
 WAIT = "wait"
@@ -118,3 +119,21 @@ async def test_a_childs_permission_ask_is_the_same_modal(workspace):
         assert (workspace / "child.txt").read_text() == "hi\n"
         [line] = app.query(TaskCall)
         assert line.status == "done" and "made" in line.body_text
+
+
+async def test_a_malformed_agent_definition_is_one_warning_line_and_the_rest_works(workspace):
+    (workspace / ".agent" / "agents").mkdir(parents=True)
+    (workspace / ".agent" / "agents" / "broken.md").write_text("---\nname: [oops\n---\nbody\n")
+    provider = RoutedProvider(
+        [{"tool_calls": [_task("CHILD-A", "explore")]}, {"text": "ok"}], {"CHILD-A": [{"text": "found"}]}
+    )
+    config = Config(model="scripted", provider="scripted", permission_mode="ask")
+    session = AgentSession(config, provider, SessionSetup(workspace, None, True))
+    app = create_app(backend=session)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_until(pilot, lambda: len(app.query(Notice)) == 1)
+        assert "broken.md" in app.query_one(Notice).text and "skipped" in app.query_one(Notice).text
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.turn_running and len(app.query(TaskCall)) == 1)
+        assert "found" in app.query_one(TaskCall).body_text

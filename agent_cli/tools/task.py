@@ -130,6 +130,7 @@ def render_outcome(definition: AgentDefinition, outcome: SubagentOutcome) -> str
     if outcome.ref:
         where += f"; recall ref {outcome.ref} for its transcript"
     status = "" if not outcome.is_error else f", {outcome.stop_reason or 'failed'}"
-    footer = f"[sub-agent {definition.name}: {outcome.turns} model calls, {tokens:,} tokens{status}; {where}]"
+    calls = f"{outcome.turns} model call{'s' * (outcome.turns != 1)}"
+    footer = f"[sub-agent {definition.name}: {calls}, {tokens:,} tokens{status}; {where}]"
     answer = outcome.answer.strip() or "(the sub-agent gave no answer)"
     return f"{answer}\n\n{footer}"

@@ -7,6 +7,8 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from agent_cli.agent.agent_defs import agent_dirs, load_agents
 from agent_cli.core.events import PermissionDenied, SubagentProgress, TurnFinished
 from agent_cli.llm.scripted import Script, ScriptedProvider
@@ -127,3 +129,31 @@ async def test_a_child_is_under_the_parents_permission_mode(tmp_path):
     assert progress and progress[-1].done and progress[-1].turns == 2
     assert progress[-1].steps == ("bash touch made-by-child (denied)",)
     assert events[-1].result == "The child could not run the tests."
+
+
+async def test_a_childs_spending_survives_a_resume(tmp_path):
+    task = {"description": "look", "prompt": "CHILD: look", "subagent_type": "explore"}
+    session = make_session(
+        tmp_path, [{"tool_calls": [{"name": "task", "input": task}]}, {"text": "found"}, {"text": "done"}]
+    )
+    await run(session, "go")
+    spent = session.totals.cost_usd
+    [event] = [e for e in _events(session.log.path) if e["type"] == "subagent_usage"]
+    assert event["cost_usd"] > 0 and spent > event["cost_usd"]
+    session.close()
+    resumed = make_session(tmp_path, [], resume=session.session_id)
+    assert resumed.totals.cost_usd == pytest.approx(spent)
+    assert resumed.totals.usage == session.totals.usage
+
+
+async def test_a_huge_answer_is_offloaded_like_any_result_and_keeps_its_footer(tmp_path):
+    task = {"description": "look", "prompt": "CHILD: look", "subagent_type": "explore"}
+    answer = "\n".join(f"finding {n}: something at src/mod{n}.py:{n}" for n in range(2_000))
+    session = make_session(
+        tmp_path, [{"tool_calls": [{"name": "task", "input": task}]}, {"text": answer}, {"text": "done"}]
+    )
+    await run(session, "go")
+    [result] = [b for m in session.engine.messages for b in m.tool_results()]
+    assert len(answer) > 30_000 and len(result.text) < 5_000
+    assert "<persisted-output" in result.text and "[sub-agent explore: 1 model call," in result.text
+    assert session.dir_store.get(result.meta.ref).startswith("finding 0:")  # the whole answer, by ref

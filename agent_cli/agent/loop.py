@@ -325,6 +325,13 @@ class Loop:
     def _concurrent(self, block: Block) -> bool:
         return bool(getattr(self.tools.get(block.name), "concurrency_safe", False))
 
+    async def first_change(self, emit: Emit) -> None:
+        """Before this prompt's first tool call that may change the workspace (a sub-agent's too)."""
+        if not self._changed_this_run:
+            self._changed_this_run = True
+            if self.before_change is not None:
+                await self.before_change(emit)
+
     async def _run_tool(self, block: Block, emit: Emit) -> Block:
         call = ToolCall.from_block(block)
         tool = self.tools.get(call.name)
@@ -335,10 +342,8 @@ class Loop:
         if denied:
             result = ToolResult(denied, is_error=True)
         else:
-            if tool is not None and not tool.read_only and not self._changed_this_run:
-                self._changed_this_run = True
-                if self.before_change is not None:
-                    await self.before_change(emit)
+            if tool is not None and not tool.read_only:
+                await self.first_change(emit)
             emit(ToolStarted(call, target))
             ctx = replace(self.tool_ctx, call_id=call.id, emit=emit)  # per call: calls may run together
             result = await run_call(self.tools, call, ctx)

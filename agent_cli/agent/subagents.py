@@ -69,6 +69,7 @@ class SubagentHost(Protocol):
     log: EventLog
     dir_store: DirStore
     model: str
+    loop: Loop
 
 
 StopHook = Callable[[AgentDefinition, SubagentOutcome], Awaitable[None]]
@@ -135,6 +136,8 @@ class Subagents:
             totals=totals,
             debug=host.config.debug,
         )
+        # the parent's checkpoint (/rewind) is taken before the first change, whoever makes it
+        loop.before_change = lambda _emit: host.loop.first_change(on_progress)
         watcher = _Watcher(definition, engine, on_progress)
         outcome: SubagentOutcome | None = None
         try:

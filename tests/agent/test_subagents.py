@@ -157,3 +157,24 @@ async def test_a_huge_answer_is_offloaded_like_any_result_and_keeps_its_footer(t
     assert len(answer) > 30_000 and len(result.text) < 5_000
     assert "<persisted-output" in result.text and "[sub-agent explore: 1 model call," in result.text
     assert session.dir_store.get(result.meta.ref).startswith("finding 0:")  # the whole answer, by ref
+
+
+async def test_a_childs_first_change_takes_the_parents_checkpoint_so_rewind_undoes_it(tmp_path):
+    task = {"description": "write", "prompt": "CHILD: write it", "subagent_type": "general-purpose"}
+    (tmp_path / "notes.txt").write_text("original\n")
+    edit = {"path": "notes.txt", "old_string": "original", "new_string": "changed by the child"}
+    session = make_session(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "task", "input": task}]},
+            {"tool_calls": [{"name": "edit_file", "input": edit}]},
+            {"text": "edited"},
+            {"text": "done"},
+        ],
+    )
+    await run(session, "go")
+    assert (tmp_path / "notes.txt").read_text() == "changed by the child\n"
+    kinds_ = [e["type"] for e in _events(session.log.path)]
+    assert "checkpoint" in kinds_ and kinds_.index("checkpoint") < kinds_.index("subagent_usage")
+    await session.rewind(1, "code")
+    assert (tmp_path / "notes.txt").read_text() == "original\n"

@@ -178,3 +178,24 @@ async def test_a_childs_first_change_takes_the_parents_checkpoint_so_rewind_undo
     assert "checkpoint" in kinds_ and kinds_.index("checkpoint") < kinds_.index("subagent_usage")
     await session.rewind(1, "code")
     assert (tmp_path / "notes.txt").read_text() == "original\n"
+
+
+async def test_a_child_that_runs_out_of_turns_is_an_error_result_not_a_hang(tmp_path):
+    task = {"description": "look", "prompt": "CHILD: look", "subagent_type": "explore"}
+    session = make_session(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "task", "input": task}]},
+            {"text": "Listing.", "tool_calls": [{"name": "ls", "input": {"path": "."}}]},
+            {"text": "Looking first.", "tool_calls": [{"name": "ls", "input": {"path": "."}}]},
+            {"text": "The child ran out of steps."},
+        ],
+        max_turns=2,
+    )
+    events = await run(session, "go")
+    assert events[-1].result == "The child ran out of steps."
+    [result] = [b for m in session.engine.messages for b in m.tool_results() if b.tool_use_id.endswith("_0")][
+        :1
+    ]
+    assert result.is_error and "stopped after 2 model calls (max_turns)" in result.text
+    assert "Its last words: Looking first." in result.text

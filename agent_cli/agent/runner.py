@@ -47,6 +47,7 @@ from agent_cli.core.types import Message, Usage
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import model_info, summarizer_for
 from agent_cli.tools.base import ToolContext
+from agent_cli.tools.encoding import decode_file
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 
@@ -210,9 +211,8 @@ class AgentSession:
             data = target.read_bytes()
         except OSError:
             return None
-        if b"\x00" in data[:8192]:
-            return None
-        return data.decode("utf-8", errors="replace")
+        decoded = decode_file(data)  # Latin-1, UTF-16…: text; None for binary
+        return decoded[0] if decoded else None
 
     def _restore_totals(self, events: list[dict[str, Any]]) -> None:
         for event in events:

@@ -6,16 +6,19 @@ import difflib
 from typing import Any
 
 from agent_cli.core.errors import ToolError
+from agent_cli.core.files import atomic_write_bytes
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
+from agent_cli.tools.encoding import with_line_ending
 from agent_cli.tools.fs import (
+    TextFile,
     display_path,
+    load_text,
     missing_path_error,
-    read_text,
     reports_tool_errors,
     resolve_path,
     str_arg,
 )
-from agent_cli.tools.write import atomic_write, count_lines, unified_diff
+from agent_cli.tools.write import atomic_write, count_lines, encode_like, unified_diff
 
 SNIPPET_CONTEXT = 3
 SNIPPET_MAX_LINES = 30
@@ -68,17 +71,19 @@ class EditTool(PathTool):
                 return _write(ctx, path, "", new, 1, 1, created=True)
             error = missing_path_error(ctx.workspace, path)
             raise ToolError(f"{error} (to create a file, use write_file or an empty old_string)")
-        text = read_text(ctx.workspace, path)
+        file = load_text(ctx.workspace, path)
+        text = file.text
         if old == "":
             if text:
                 raise ToolError(
                     f"old_string is empty but {shown} already exists and is not empty; give the exact "
                     "text to replace, or use write_file to rewrite the whole file"
                 )
-            return _write(ctx, path, text, new, 1, 1, created=False)
+            return _write(ctx, path, text, new, 1, 1, created=False, file=file)
+        new = with_line_ending(new, file.newline)  # new lines in a CRLF file end in CRLF too
         starts = _occurrences(text, old)
         if not starts and "\r\n" in text and "\n" in old and "\r\n" not in old:
-            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # the file uses CRLF
+            old, new = old.replace("\n", "\r\n"), with_line_ending(new, "\r\n")  # the file uses CRLF
             starts = _occurrences(text, old)
         if not starts:
             raise ToolError(_no_match_message(text, old, shown))
@@ -91,7 +96,7 @@ class EditTool(PathTool):
             )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         first_line = text.count("\n", 0, starts[0]) + 1
-        return _write(ctx, path, text, updated, len(starts), first_line, created=False, new=new)
+        return _write(ctx, path, text, updated, len(starts), first_line, created=False, new=new, file=file)
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
@@ -111,10 +116,14 @@ def _write(
     first_line: int,
     created: bool,
     new: str | None = None,
+    file: TextFile | None = None,
 ) -> ToolResult:
     shown = display_path(ctx.workspace, path)
     try:
-        atomic_write(path, after)
+        if file is None:
+            atomic_write(path, after)
+        else:
+            atomic_write_bytes(path, encode_like(file, after, shown))
     except OSError as e:
         raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
     new_text = after if new is None else new

@@ -6,7 +6,6 @@ and turned into an error `ToolResult` by `reports_tool_errors`.
 
 from __future__ import annotations
 
-import codecs
 import difflib
 import functools
 import os
@@ -19,6 +18,7 @@ import pathspec
 
 from agent_cli.core.errors import ToolError
 from agent_cli.tools.base import ToolResult
+from agent_cli.tools.encoding import Encoding, decode_file, detect, line_ending
 
 SNIFF_BYTES = 8192
 ALWAYS_SKIP = frozenset({".git", ".agent"})
@@ -122,18 +122,12 @@ def sniff_kind(head: bytes) -> str:
     return ""
 
 
-def is_binary(sample: bytes) -> bool:
-    """True when `sample` (the first bytes of a file) has a NUL byte or is not valid UTF-8.
+def is_binary(sample: bytes, complete: bool = False) -> bool:
+    """True when `sample` (a file's first bytes, or all of them when `complete`) is not text in any
+    encoding we read: NUL bytes outside UTF-16/32, or no decoding fits (tools/encoding.py).
 
-    A multi-byte character cut by the end of the sample is not held against it."""
-    sample = sample[:SNIFF_BYTES]
-    if b"\x00" in sample:
-        return True
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
-    except UnicodeDecodeError:
-        return True
-    return False
+    A multi-byte character cut by the end of a partial sample is not held against it."""
+    return detect(sample if complete else sample[:SNIFF_BYTES], complete) is None
 
 
 def binary_message(workspace: Path, path: Path, head: bytes, size: int) -> str:
@@ -142,21 +136,36 @@ def binary_message(workspace: Path, path: Path, head: bytes, size: int) -> str:
     return f"{display_path(workspace, path)}: binary file ({size} bytes{looks}) — not shown"
 
 
-def read_text(workspace: Path, path: Path) -> str:
-    """The whole file as text, or a ToolError for a missing path, a directory or a binary file."""
+@dataclass(frozen=True)
+class TextFile:
+    """A text file as read: its text (line ends as in the file), encoding, and the bytes it came from."""
+
+    text: str
+    encoding: Encoding
+    data: bytes
+
+    @property
+    def newline(self) -> str:
+        return line_ending(self.text)
+
+
+def load_text(workspace: Path, path: Path) -> TextFile:
+    """The whole file decoded, or a ToolError for a missing path, a directory or a binary file."""
     if not path.exists():
         raise missing_path_error(workspace, path)
     if path.is_dir():
         raise ToolError(f"{display_path(workspace, path)} is a directory, not a file (use ls to list it)")
     data = path.read_bytes()
-    if is_binary(data[:SNIFF_BYTES]):
+    decoded = decode_file(data)
+    if decoded is None:
         raise ToolError(binary_message(workspace, path, data[:64], len(data)))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ToolError(
-            f"{display_path(workspace, path)}: not UTF-8 text ({e.reason} at byte {e.start})"
-        ) from e
+    text, encoding = decoded
+    return TextFile(text, encoding, data)
+
+
+def read_text(workspace: Path, path: Path) -> str:
+    """The whole file as text, or a ToolError for a missing path, a directory or a binary file."""
+    return load_text(workspace, path).text
 
 
 # -- gitignore-aware walking -------------------------------------------------------------------------

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
 
 from agent_cli.core.errors import ToolError
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
+from agent_cli.tools.encoding import Encoding, detect
 from agent_cli.tools.fs import (
     SNIFF_BYTES,
     binary_message,
     display_path,
     int_arg,
-    is_binary,
     missing_path_error,
     reports_tool_errors,
     resolve_path,
@@ -72,15 +74,25 @@ class ReadTool(PathTool):
             size = path.stat().st_size
             with open(path, "rb") as f:
                 head = f.read(SNIFF_BYTES)
-                if is_binary(head):
-                    raise ToolError(binary_message(ctx.workspace, path, head, size))
-                f.seek(0)
-                selected, total = _select_lines(f, offset, limit, shown)
+            encoding = detect(head, complete=len(head) >= size)
+            if encoding is None:
+                raise ToolError(binary_message(ctx.workspace, path, head, size))
+            try:
+                selected, total = _select_lines(path, encoding, offset, limit)
+            except UnicodeDecodeError:  # the head fooled us (UTF-8 at first, not later): look at it all
+                encoding = detect(path.read_bytes())
+                if encoding is None:
+                    raise ToolError(binary_message(ctx.workspace, path, head, size)) from None
+                selected, total = _select_lines(path, encoding, offset, limit)
         except PermissionError as e:
             raise ToolError(f"{shown}: permission denied") from e
+        except UnicodeDecodeError as e:
+            raise ToolError(f"{shown}: cannot be decoded as {encoding.label} — not shown") from e
         except OSError as e:
             raise ToolError(f"{shown}: cannot read ({e.strerror or e})") from e
         meta: dict[str, Any] = {"path": str(path), "lines": [0, 0], "total_lines": total}
+        if not encoding.is_utf8:
+            meta["encoding"] = encoding.label
         if total == 0:
             return ToolResult(output=f"{shown} is empty (0 lines).", meta=meta)
         if offset > total:
@@ -98,21 +110,19 @@ class ReadTool(PathTool):
         return ToolResult(output=body, meta=meta)
 
 
-def _select_lines(f: Any, offset: int, limit: int, shown: str) -> tuple[list[str], int]:
+def _select_lines(path: Path, encoding: Encoding, offset: int, limit: int) -> tuple[list[str], int]:
     """Lines offset..offset+limit-1 (decoded, without line ends) and the file's total line count.
 
-    The whole file is scanned once for the count; only the selected lines are kept."""
+    The whole file is scanned once for the count; only the selected lines are kept. Lines end at
+    LF only, as edit_file counts them (a CRLF's CR is dropped with it)."""
     selected: list[str] = []
     total = 0
-    for total, raw in enumerate(f, start=1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ToolError(
-                f"{shown}: binary file or not UTF-8 text (invalid byte at line {total}) — not shown"
-            ) from e
-        if offset <= total < offset + limit:
-            selected.append(line.rstrip("\r\n"))
+    with open(path, "rb") as raw:
+        raw.seek(len(encoding.bom))
+        with io.TextIOWrapper(raw, encoding=encoding.codec, errors="strict", newline="\n") as f:
+            for total, line in enumerate(f, start=1):
+                if offset <= total < offset + limit:
+                    selected.append(line.rstrip("\r\n"))
     return selected, total
 
 

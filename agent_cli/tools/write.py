@@ -6,12 +6,12 @@ import difflib
 from typing import Any
 
 from agent_cli.core.errors import ToolError
-from agent_cli.core.files import atomic_write  # noqa: F401 - edit_file and tests import it from here
+from agent_cli.core.files import atomic_write, atomic_write_bytes
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
+from agent_cli.tools.encoding import decode_file, round_trips, unencodable, with_line_ending
 from agent_cli.tools.fs import (
-    SNIFF_BYTES,
+    TextFile,
     display_path,
-    is_binary,
     reports_tool_errors,
     resolve_path,
     str_arg,
@@ -50,22 +50,29 @@ class WriteTool(PathTool):
             path = path.resolve()
         old: str | None = None
         old_note = ""
+        existing: TextFile | None = None
         if path.exists():
             try:
                 data = path.read_bytes()
             except OSError as e:
                 raise ToolError(f"{shown}: cannot read the existing file ({e.strerror or e})") from e
-            if is_binary(data[:SNIFF_BYTES]):
+            decoded = decode_file(data)
+            if decoded is None:
                 old, old_note = "", f" (replaced a binary file of {len(data)} bytes)"
             else:
-                old = data.decode("utf-8", errors="replace")
+                old, encoding = decoded
+                existing = TextFile(old, encoding, data)
+                content = with_line_ending(content, existing.newline)  # a CRLF file stays CRLF
         for parent in path.parents:
             if parent.exists():
                 if not parent.is_dir():
                     raise ToolError(f"cannot create {shown}: {parent} is a file, not a directory")
                 break
         try:
-            atomic_write(path, content)
+            if existing is None:
+                atomic_write(path, content)
+            else:
+                atomic_write_bytes(path, encode_like(existing, content, shown))
         except OSError as e:
             raise ToolError(f"cannot write {shown}: {e.strerror or e}") from e
         lines = count_lines(content)
@@ -79,11 +86,35 @@ class WriteTool(PathTool):
             action = "overwritten"
             if old == content:
                 output += " The content is unchanged."
+            if existing is not None and not existing.encoding.is_utf8:
+                output += f" Kept its encoding ({existing.encoding.label})."
         display = unified_diff(old or "", content, shown)
         return ToolResult(output=output, display=display, meta={"path": str(path), "action": action})
 
 
 # -- helpers shared with edit_file ---------------------------------------------------------------
+
+
+def encode_like(file: TextFile, text: str, shown: str) -> bytes:
+    """`text` in the encoding `file` was read in (its BOM kept), or a ToolError that names the
+    characters it cannot hold, or says that the file's bytes would not survive a rewrite."""
+    encoding = file.encoding
+    if encoding.is_utf8:
+        return text.encode("utf-8")
+    if not round_trips(file.data, file.text, encoding):
+        raise ToolError(
+            f"{shown} is {encoding.label} and rewriting it would change bytes outside the edit; "
+            "not changed (edit it with a tool that keeps the encoding, or convert it to UTF-8 first)"
+        )
+    bad = unencodable(text, encoding)
+    if bad:
+        listed = ", ".join(repr(ch) for ch in bad)
+        raise ToolError(
+            f"{shown} is {encoding.label}, which cannot hold {listed}; not changed. Use characters "
+            f"{encoding.label} has (or an escape the file's language understands), or ask the person "
+            "whether to convert the file to UTF-8"
+        )
+    return encoding.encode(text)
 
 
 def count_lines(text: str) -> int:

@@ -49,7 +49,8 @@ def test_binary_detection() -> None:
     assert sniff_kind(PNG) == "PNG"
     assert sniff_kind(b"\x7fELF\x02\x01") == "ELF"
     assert not is_binary("héllo wörld\n".encode())
-    assert is_binary(b"caf\xe9 latin-1\n")
+    assert not is_binary(b"caf\xe9 latin-1\n")  # Latin-1 is text (issue 10)
+    assert is_binary(b"\x00\x01\x02\x03\xff\xfe\x80" * 20)
     # a multi-byte character cut by the end of the sample is still text
     sample = ("x" * 8191 + "é").encode()[:8192]
     assert not is_binary(sample)

@@ -65,10 +65,12 @@ async def test_binary_file_is_not_shown(ws: Path, call) -> None:
     assert result.output == f"logo.png: binary file ({len(PNG)} bytes, looks like PNG) — not shown"
 
 
-async def test_non_utf8_past_the_sniffed_head_is_refused(ws: Path, call) -> None:
+async def test_latin1_past_the_sniffed_head_is_read_as_text(ws: Path, call) -> None:
     (ws / "mixed.txt").write_bytes(b"ok\n" * 5000 + b"caf\xe9\n")
-    result = await call("read_file", path="mixed.txt")
-    assert result.is_error and "not UTF-8" in result.output and "line 5001" in result.output
+    result = await call("read_file", path="mixed.txt", offset=5001)
+    assert not result.is_error
+    assert result.output == "  5001\tcafé"
+    assert result.meta["encoding"] == "cp1252"
 
 
 async def test_empty_file_says_so(ws: Path, call) -> None:

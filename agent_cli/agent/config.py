@@ -13,9 +13,9 @@ from agent_cli.context.model import ContextConfig
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
+from agent_cli.tools.sandbox import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
 
 PROVIDERS = ("anthropic", "scripted", "openai")
-SANDBOX_MODES = ("auto", "on", "off")  # auto: bubblewrap when installed; on: required; off: never
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class SandboxConfig:
     mode: str = "auto"
     network: bool = False
     writable: tuple[str, ...] = ()  # extra writable paths besides the workspace and a private /tmp
+    bwrap: str = "bwrap"  # the bubblewrap program: a name looked up on PATH, or a path
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Config:
     context: ContextConfig = field(default_factory=ContextConfig)
     permissions: PermissionRules = field(default_factory=PermissionRules)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    user_sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the user's config alone
     user_extensions: Extensions = field(default_factory=Extensions)
     workspace_extensions: Extensions = field(default_factory=Extensions)
 
@@ -104,6 +106,7 @@ def load_config(
     values: dict[str, Any] = {}
     tables: dict[str, Any] = {"permissions": {}, "sandbox": {}}
     extensions: list[Extensions] = []
+    user_sandbox: dict[str, Any] | None = None
     for path in config_paths(workspace, env):
         data: dict[str, Any] = {}
         if path.exists():
@@ -113,6 +116,8 @@ def load_config(
                 raise ConfigError(f"{path}: {exc}") from exc
         extensions.append(_extensions(data, path))
         _merge_tables(tables, data, path)
+        if user_sandbox is None:  # the first layer is the user's own config
+            user_sandbox = dict(tables["sandbox"])
         values.update(_flatten(data))
     for var, key in ENV.items():
         if env.get(var, "") != "":
@@ -125,6 +130,7 @@ def load_config(
         config,
         permissions=_permission_rules(tables["permissions"]),
         sandbox=_sandbox(tables["sandbox"]),
+        user_sandbox=_sandbox(user_sandbox or {}),
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
     )
@@ -159,7 +165,7 @@ def _permission_rules(table: dict[str, list[str]]) -> PermissionRules:
 
 
 def _sandbox(table: dict[str, Any]) -> SandboxConfig:
-    unknown = set(table) - {"mode", "network", "writable"}
+    unknown = set(table) - {"mode", "network", "writable", "bwrap"}
     if unknown:
         raise ConfigError(f"unknown setting sandbox.{sorted(unknown)[0]}")
     mode = str(table.get("mode", "auto"))
@@ -169,7 +175,10 @@ def _sandbox(table: dict[str, Any]) -> SandboxConfig:
     writable = table.get("writable", [])
     if not isinstance(writable, list):
         raise ConfigError("sandbox.writable must be a list of paths")
-    return SandboxConfig(mode, network, tuple(str(p) for p in writable))
+    bwrap = table.get("bwrap", "bwrap")
+    if not isinstance(bwrap, str) or not bwrap.strip():
+        raise ConfigError("sandbox.bwrap must be the name or path of the bwrap program")
+    return SandboxConfig(mode, network, tuple(str(p) for p in writable), bwrap.strip())
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

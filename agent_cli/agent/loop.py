@@ -47,6 +47,7 @@ from agent_cli.llm.base import (
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, run_call
+from agent_cli.tools.sandbox import permission_note
 
 if TYPE_CHECKING:
     from agent_cli.agent.session import EventLog
@@ -363,7 +364,8 @@ class Loop:
             return None
         if decision == "ask" and self.interactive:
             future: asyncio.Future = asyncio.get_running_loop().create_future()
-            emit(PermissionRequest(call, target, self.permissions.describe_rule(tool, call.input), future))
+            reason = _with_note(self.permissions.describe_rule(tool, call.input), tool, call, self.tool_ctx)
+            emit(PermissionRequest(call, target, reason, future))
             answer = await future
             self.log.append("permission", tool=call.name, target=target, answer=answer)
             if answer == "allow_always":
@@ -380,8 +382,9 @@ class Loop:
             if decision == "ask"
             else "not allowed"
         )
-        emit(PermissionDenied(call, target, reason))
-        self.log.append("permission", tool=call.name, target=target, answer="deny", reason=reason)
+        shown = _with_note(reason, tool, call, self.tool_ctx)
+        emit(PermissionDenied(call, target, shown))
+        self.log.append("permission", tool=call.name, target=target, answer="deny", reason=shown)
         return (
             f"Permission denied: {call.name} {target} is {reason}. "
             "Re-run agent with --permission-mode auto-edit or yolo to allow it."
@@ -397,6 +400,12 @@ def compacted_event(compaction: Compaction) -> Compacted:
         compaction.summary,
         compaction.refs,
     )
+
+
+def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext) -> str:
+    """`text` and, for bash, where the command would run (sandboxed, unconfined, outside the sandbox)."""
+    note = permission_note(tool.name if tool else "", call.input, ctx.sandbox)
+    return f"{text}; {note}" if note else text
 
 
 def _target(tool, call: ToolCall) -> str:

@@ -50,6 +50,7 @@ from agent_cli.tools.base import ToolContext
 from agent_cli.tools.encoding import decode_file
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
+from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
 
 if TYPE_CHECKING:
     from agent_cli.agent.mcp.runtime import McpRuntime
@@ -95,9 +96,12 @@ class AgentSession:
         self._task: asyncio.Task | None = None
         self._memory_task: asyncio.Task | None = None
         self.totals = Totals()
+        self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id)
         self.warnings += agent_warnings
+        if sandbox_warning:
+            self.warnings.append(sandbox_warning)
 
     # -- construction ------------------------------------------------------------------------------
     def _open(self, resume_id: str | None) -> None:
@@ -131,7 +135,14 @@ class AgentSession:
             file_reader=self._read_for_reattach,
         )
         self.todo: list[dict[str, Any]] = []
-        self.tool_ctx = ToolContext(self.workspace, self.session_dir, self.dir_store, self.todo)
+        self.tool_ctx = ToolContext(
+            self.workspace,
+            self.session_dir,
+            self.dir_store,
+            self.todo,
+            sandbox=self.sandbox,
+            permission_mode=lambda: self.permissions.mode,
+        )
         self.permissions = Permissions(self.permission_mode, self.workspace)
         self._restore_totals(events)  # what was spent stays spent, rewound or not
         events = effective_events(events)  # what a rewind removed is not in any view
@@ -392,6 +403,20 @@ class AgentSession:
         if self.mcp is not None:
             await self.mcp.aclose()
         self.close()
+
+
+def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
+    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
+    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
+    sandbox = config.sandbox if trusted else config.user_sandbox
+    warning = ""
+    if not trusted and config.sandbox != config.user_sandbox:
+        warning = (
+            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
+            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
+        )
+    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
+    return Sandbox(policy, workspace), warning
 
 
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from agent_cli.tools.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class ToolContext:
     on_output: Callable[[str], None] | None = None  # streaming output (bash), optional
     call_id: str = ""  # the tool_use id of the call being run (the loop sets it per call)
     emit: Callable[[Any], None] | None = None  # the turn's event sink (core.events), for live progress
+    sandbox: Sandbox | None = None  # how bash confines commands (None: it does not)
+    permission_mode: Callable[[], str] | None = None  # the session's mode now (yolo: no way out)
 
 
 @runtime_checkable

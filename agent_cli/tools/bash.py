@@ -12,7 +12,9 @@ from typing import Any
 
 from agent_cli.core.errors import ToolError
 from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.binary_output import RawOutput
 from agent_cli.tools.fs import HeadTail, reports_tool_errors, str_arg
+from agent_cli.tools.sandbox import ESCAPE_PARAM, annotate, launch_for, wants_escape
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -34,7 +36,9 @@ class BashTool:
         "last parts with the omitted size marked in between, so filter long output (grep, head, tail) "
         "yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
         "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
-        "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`)."
+        "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`). "
+        "When the sandbox is on, commands can write only in the workspace and a private /tmp and have no "
+        f"network; `{ESCAPE_PARAM}: true` asks the person to run one command outside it."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
@@ -47,6 +51,11 @@ class BashTool:
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:.0f}).",
             },
             "description": {"type": "string", "description": "What the command does, in a few words."},
+            ESCAPE_PARAM: {
+                "type": "boolean",
+                "description": "Run outside the sandbox (asks the person; refused in yolo mode). Only "
+                "after the sandbox blocked a command that must write elsewhere or use the network.",
+            },
         },
         "required": ["command"],
     }
@@ -60,7 +69,7 @@ class BashTool:
             first = first[:79] + "…"
         elif first != command:
             first += " …"
-        return first
+        return f"[outside the sandbox] {first}" if wants_escape(input) else first
 
     def paths(self, input: dict[str, Any]) -> list[str]:
         return []
@@ -73,7 +82,10 @@ class BashTool:
         timeout = _timeout(input.get("timeout"))
         if not ctx.workspace.is_dir():
             raise ToolError(f"the workspace {ctx.workspace} is not a directory")
-        return await run_command(command, timeout, ctx)
+        launch = launch_for(ctx, input)
+        if launch.refusal:
+            raise ToolError(launch.refusal)
+        return annotate(await run_command(command, timeout, ctx, launch.prefix), launch, ctx)
 
 
 def _timeout(value: Any) -> float:
@@ -86,12 +98,17 @@ def _timeout(value: Any) -> float:
     return float(min(value, MAX_TIMEOUT))
 
 
-async def run_command(command: str, timeout: float, ctx: ToolContext) -> ToolResult:
+async def run_command(
+    command: str, timeout: float, ctx: ToolContext, prefix: tuple[str, ...] = ()
+) -> ToolResult:
+    """Run `command` with /bin/bash -c, under `prefix` (the sandbox's bwrap argv) when given."""
     loop = asyncio.get_running_loop()
     buffer = HeadTail(HEAD_CHARS, TAIL_CHARS)
+    raw = RawOutput()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def on_data(data: bytes) -> None:
+        raw.feed(data)
         chunk = decoder.decode(data)
         if chunk:
             buffer.feed(chunk)
@@ -101,6 +118,7 @@ async def run_command(command: str, timeout: float, ctx: ToolContext) -> ToolRes
 
     transport, capture = await loop.subprocess_exec(
         lambda: _Capture(on_data),
+        *prefix,
         "/bin/bash",
         "-c",
         command,
@@ -128,7 +146,7 @@ async def run_command(command: str, timeout: float, ctx: ToolContext) -> ToolRes
     finally:
         transport.close()
     buffer.feed(decoder.decode(b"", final=True))
-    output = buffer.text()
+    output = raw.placeholder(ctx.store) if raw.is_binary() else buffer.text()
     code = transport.get_returncode()
     meta: dict[str, Any] = {"exit_code": code, "command": command}
     if timed_out:

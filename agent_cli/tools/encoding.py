@@ -19,6 +19,7 @@ _BOMS: tuple[tuple[bytes, str, str], ...] = (  # UTF-32 first: its LE BOM starts
 _WIDE = ("utf_16", "utf_32", "utf-16", "utf-32")
 _WESTERN = "cp1252"  # preferred among single-byte codecs that decode a sample the same way
 _CONTROL_OK = frozenset("\t\n\r\f\v\b\x1b")
+_WESTERN_MARKS = frozenset("€„…†‡‰‹›‘’“”•–—™«»°§©®±·¡¿£¥¢µ²³×÷\xa0")
 
 
 @dataclass(frozen=True)
@@ -161,11 +162,14 @@ def _bomless_wide(data: bytes, complete: bool) -> Encoding | None:
 
 
 def _guess(data: bytes, complete: bool) -> Encoding | None:
-    """charset-normalizer's pick for non-UTF-8 text; among the best-scoring single-byte codecs that
-    read the bytes alike, cp1252 (what Latin-1 files usually are), so 'café' is not read as cp1250."""
+    """Non-UTF-8 text: cp1252 when it reads as Western text (what Latin-1 files usually are;
+    charset-normalizer is unreliable on a few accented words), else charset-normalizer's pick, with
+    cp1252 preferred among the best-scoring codecs that read the bytes alike."""
+    sample = data if complete else data[:65536]
+    if _reads_as_western(sample, complete):
+        return Encoding(_WESTERN)
     from charset_normalizer import from_bytes
 
-    sample = data if complete else data[:65536]
     matches = [m for m in from_bytes(sample) if not m.encoding.startswith(_WIDE)]
     if not matches:
         return None
@@ -175,3 +179,23 @@ def _guess(data: bytes, complete: bool) -> Encoding | None:
         return Encoding(_WESTERN)
     codec = tied[0].encoding
     return Encoding(codec) if _fits(sample, codec, complete) else None
+
+
+def _reads_as_western(sample: bytes, complete: bool) -> bool:
+    """Whether `sample` in cp1252 looks like Western European text: its non-ASCII characters are
+    letters or common punctuation, few, and mostly alone between ASCII letters ("café", "Grüße").
+    Another alphabet read as cp1252 gives runs of them ("Ïðèâåò" is "Привет" in cp1251)."""
+    try:
+        text = codecs.getincrementaldecoder(_WESTERN)().decode(sample, final=complete)
+    except UnicodeDecodeError:
+        return False
+    high = [i for i, ch in enumerate(text) if ord(ch) > 127]
+    if not high or len(high) * 5 > len(text):
+        return False
+    if any(not (text[i].isalpha() or text[i] in _WESTERN_MARKS) for i in high):
+        return False
+    if any(ch < " " and ch not in _CONTROL_OK for ch in text):
+        return False
+    positions = set(high)
+    paired = sum(1 for i in high if i - 1 in positions or i + 1 in positions)
+    return paired * 4 <= len(high)

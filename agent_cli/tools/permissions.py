@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 
 from agent_cli.tools.base import Tool
 from agent_cli.tools.fs import is_inside, resolve_path
+from agent_cli.tools.sandbox import wants_escape
 
 PermissionMode = Literal["ask", "auto-edit", "yolo"]
 Decision = Literal["allow", "ask", "deny"]
@@ -50,7 +51,9 @@ class Permissions:
         if outside:
             return "ask"  # writes outside the workspace always ask, whatever the mode or rules
         if self.mode == "yolo":
-            return "allow"
+            return "allow"  # bash's sandbox refuses a way out in yolo (tools/sandbox.py)
+        if tool.name == "bash" and wants_escape(input):
+            return "ask"  # running outside the sandbox needs the person, whatever the rules
         if tool.name == "bash":
             return "allow" if self._bash_allowed(str(input.get("command", ""))) else "ask"
         if self.mode == "auto-edit" and tool.paths(input):

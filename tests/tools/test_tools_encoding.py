@@ -130,6 +130,23 @@ def test_detect_names_what_it_finds() -> None:
     assert Encoding("utf-16-le", codecs.BOM_UTF16_LE).label == "UTF-16LE with BOM"
 
 
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("Prix: 3 €\r\nCafé crème\r\n", "cp1252"),
+        ("¿Qué tal, señor Núñez? 25 m² – “déjà vu”\n", "cp1252"),
+        ("Straße, Größe, Übermaß\n", "cp1252"),
+        ("Zażółć gęślą jaźń, mówię po polsku\n", "cp1250"),
+        ("Привет мир, это проверка кодировки\n", "cp1251"),
+        ("Ελληνικά κείμενο εδώ για δοκιμή\n", "cp1253"),
+    ],
+)
+def test_legacy_codecs_are_told_apart(text: str, codec: str) -> None:
+    data = text.encode(codec)
+    found = detect(data)
+    assert found is not None and found.decode(data) == text
+
+
 def test_command_output_that_is_binary_is_told_apart_from_text() -> None:
     assert looks_binary(PNG * 20)
     assert looks_binary(bytes(range(256)) * 4)

@@ -1,0 +1,220 @@
+"""bash under bubblewrap: the workspace and a private /tmp writable, the rest read-only, no network;
+yolo has no way out; a missing bwrap refuses yolo with the fix (issue 10, point 8).
+
+These run the real bwrap (.ci/run installs it); they skip only where it cannot run at all."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_cli.context.store import MemoryStore
+from agent_cli.tools.base import Tool, ToolContext
+from agent_cli.tools.bash import BashTool
+from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.sandbox import ESCAPE_PARAM, Sandbox, SandboxPolicy, permission_note
+
+MISSING = "/nonexistent/bin/bwrap"
+
+
+def confined(ws: Path, permission: str = "yolo", **policy) -> ToolContext:
+    sandbox = Sandbox(SandboxPolicy(**policy), ws)
+    return ToolContext(ws, store=MemoryStore(), sandbox=sandbox, permission_mode=lambda: permission)
+
+
+@pytest.fixture
+def bwrap(ws: Path) -> None:
+    status = Sandbox(SandboxPolicy(), ws).status()
+    if not status.available:
+        pytest.skip(f"bubblewrap cannot run here: {status.problem}")
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP listener on the host's 127.0.0.1 that accepts connections; yields its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.close()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+async def bash(ctx: ToolContext, command: str, **extra):
+    return await BashTool().run({"command": command, **extra}, ctx)
+
+
+async def test_yolo_bash_cannot_write_outside_the_workspace(ws: Path, bwrap) -> None:
+    name = f"agent-sandbox-{uuid.uuid4().hex}"
+    targets = [Path.home() / name, Path("/etc") / name, Path("/usr") / name]
+    command = "; ".join(f"touch {t}" for t in targets) + "; echo done"
+    result = await bash(confined(ws), command)
+    assert result.meta["sandboxed"] is True
+    refused = [line for line in result.output.splitlines() if line.startswith("touch:")]
+    assert len(refused) == 3 and all(line.endswith("Read-only file system") for line in refused)
+    assert not any(t.exists() for t in targets)
+    assert "[sandbox:" in result.output and "no way out" in result.output
+
+
+async def test_workspace_and_a_private_tmp_are_writable(ws: Path, bwrap, tmp_path: Path) -> None:
+    assert str(ws).startswith("/tmp/")  # a workspace under /tmp stays visible over the private /tmp
+    name = f"agent-sandbox-{uuid.uuid4().hex}"
+    result = await bash(
+        confined(ws), f"echo made > made.txt && echo scratch > /tmp/{name} && cat /tmp/{name} made.txt"
+    )
+    assert not result.is_error, result.output
+    assert result.output == "scratch\nmade\n"
+    assert (ws / "made.txt").read_text() == "made\n"
+    assert not (Path("/tmp") / name).exists()  # the sandbox's /tmp is its own
+
+
+async def test_no_network_unless_configured(ws: Path, bwrap, listener: int) -> None:
+    command = f"exec 3<>/dev/tcp/127.0.0.1/{listener} && echo connected"
+    closed = await bash(confined(ws), command)
+    assert closed.is_error and "connected" not in closed.output
+    assert "Connection refused" in closed.output and "no network" in closed.output
+
+    opened = await bash(confined(ws, network=True), command)
+    assert not opened.is_error, opened.output
+    assert opened.output == "connected\n"
+
+
+async def test_extra_writable_paths_and_a_read_only_session_dir(ws: Path, bwrap, tmp_path: Path) -> None:
+    extra = tmp_path / "cache"
+    extra.mkdir()
+    (ws / ".agent").mkdir()
+    ctx = confined(ws, writable=(str(extra), "~/definitely-missing-dir"))
+    result = await bash(ctx, f"echo kept > {extra}/c.txt; echo forged > .agent/events.jsonl; echo end")
+    assert (extra / "c.txt").read_text() == "kept\n"
+    assert not (ws / ".agent" / "events.jsonl").exists()
+    assert "Read-only file system" in result.output
+
+
+async def test_timeout_ends_everything_the_sandboxed_command_started(ws: Path, bwrap) -> None:
+    marker = str(900_000 + os.getpid() % 99_999)  # an unusual sleep length names our processes
+    result = await bash(confined(ws), f"sleep {marker} & sleep {marker}", timeout=1)
+    assert result.is_error and result.meta["timed_out"]
+    assert await _gone(marker), "a process of the sandboxed command outlived its timeout"
+
+
+async def test_interrupt_ends_the_sandboxed_command(ws: Path, bwrap) -> None:
+    marker = str(800_000 + os.getpid() % 99_999)
+    task = asyncio.ensure_future(bash(confined(ws), f"sleep {marker} & sleep {marker}"))
+    deadline = time.monotonic() + 30
+    while not _running(marker):
+        assert time.monotonic() < deadline, "the command never started"
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _gone(marker)
+
+
+async def test_yolo_without_bwrap_is_refused_with_the_fix(ws: Path) -> None:
+    result = await bash(confined(ws, bwrap=MISSING), "touch should-not-exist")
+    assert result.is_error
+    assert "apt install bubblewrap" in result.output and 'sandbox = "off"' in result.output
+    assert not (ws / "should-not-exist").exists()
+
+
+async def test_without_bwrap_ask_mode_runs_unconfined_and_mode_on_refuses(ws: Path) -> None:
+    asked = await bash(confined(ws, "ask", bwrap=MISSING), "echo ran")
+    assert not asked.is_error and asked.output == "ran\n" and asked.meta["sandboxed"] is False
+    required = await bash(confined(ws, "ask", bwrap=MISSING, mode="on"), "echo ran")
+    assert required.is_error and "apt install bubblewrap" in required.output and "ran" not in required.output
+
+
+async def test_mode_off_runs_unconfined_in_yolo(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    result = await bash(confined(ws, bwrap=MISSING, mode="off"), f"echo x > {outside}")
+    assert not result.is_error and outside.exists()
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A path outside the workspace that the host can see (under /tmp the sandbox has its own)."""
+    path = Path.home() / f"agent-sandbox-{uuid.uuid4().hex}.txt"
+    yield path
+    path.unlink(missing_ok=True)
+
+
+async def test_a_blocked_command_may_run_outside_only_when_asked_and_never_in_yolo(
+    ws: Path, bwrap, outside: Path
+) -> None:
+    command = f"echo x > {outside}"
+    blocked = await bash(confined(ws, "ask"), command)
+    assert not outside.exists() and ESCAPE_PARAM in blocked.output  # the model is told the way out
+
+    refused = await bash(confined(ws, "yolo"), command, **{ESCAPE_PARAM: True})
+    assert refused.is_error and "no way out" in refused.output and not outside.exists()
+
+    escaped = await bash(confined(ws, "ask"), command, **{ESCAPE_PARAM: True})
+    assert not escaped.is_error and outside.read_text() == "x\n" and escaped.meta["sandboxed"] is False
+
+
+def test_running_outside_the_sandbox_always_asks_the_person(ws: Path) -> None:
+    tool: Tool = BashTool()
+    escape = {"command": "echo hi", ESCAPE_PARAM: True}
+    permissions = Permissions("ask", ws)
+    permissions.allow_always(tool, {"command": "echo hi"})
+    assert permissions.decide(tool, {"command": "echo hi"}) == "allow"
+    assert permissions.decide(tool, escape) == "ask"
+    assert tool.target(escape) == "[outside the sandbox] echo hi"
+    sandbox = Sandbox(SandboxPolicy(), ws)
+    assert "OUTSIDE the sandbox" in permission_note("bash", escape, sandbox)
+    missing = Sandbox(SandboxPolicy(bwrap=MISSING), ws)
+    assert "apt install bubblewrap" in permission_note("bash", {"command": "ls"}, missing)
+    assert permission_note("read_file", {"path": "x"}, sandbox) == ""
+
+
+def test_mounts_go_in_the_order_that_keeps_the_workspace_visible(ws: Path) -> None:
+    argv = Sandbox(SandboxPolicy(bwrap="/usr/bin/bwrap"), ws).prefix()
+    assert argv.index("--tmpfs") < argv.index("--bind")
+    assert argv[argv.index("--bind") + 1 :][:2] == [str(ws), str(ws)]
+    assert "--unshare-net" in argv and "--die-with-parent" in argv and "--unshare-pid" in argv
+    assert "--unshare-net" not in Sandbox(SandboxPolicy(network=True), ws).prefix()
+
+
+def _running(marker: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\x00")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmdline[:2] == [b"sleep", marker.encode()] and state != "Z":
+            return True
+    return False
+
+
+async def _gone(marker: str) -> bool:
+    deadline = time.monotonic() + 15
+    while _running(marker):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True

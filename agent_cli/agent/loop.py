@@ -364,7 +364,8 @@ class Loop:
             return None
         if decision == "ask" and self.interactive:
             future: asyncio.Future = asyncio.get_running_loop().create_future()
-            reason = _with_note(self.permissions.describe_rule(tool, call.input), tool, call, self.tool_ctx)
+            rule = self.permissions.describe_rule(tool, call.input)
+            reason = _with_note(rule, tool, call, self.tool_ctx, "\n")
             emit(PermissionRequest(call, target, reason, future))
             answer = await future
             self.log.append("permission", tool=call.name, target=target, answer=answer)
@@ -402,10 +403,10 @@ def compacted_event(compaction: Compaction) -> Compacted:
     )
 
 
-def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext) -> str:
+def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext, sep: str = "; ") -> str:
     """`text` and, for bash, where the command would run (sandboxed, unconfined, outside the sandbox)."""
     note = permission_note(tool.name if tool else "", call.input, ctx.sandbox)
-    return f"{text}; {note}" if note else text
+    return f"{text}{sep}{note}" if note else text
 
 
 def _target(tool, call: ToolCall) -> str:

@@ -39,6 +39,10 @@ _BLOCKED_NET = (
     "Could not resolve host",
     "Name or service not known",
     "Connection refused",
+    "Couldn't connect to server",
+    "EAI_AGAIN",
+    "ENETUNREACH",
+    "ECONNREFUSED",
 )
 
 

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
 SANDBOX_MODES = ("auto", "on", "off")  # auto: bubblewrap when it works here; on: required; off: never
 ESCAPE_PARAM = "dangerously_disable_sandbox"
 FIX = "apt install bubblewrap"
-OPT_OUT = 'sandbox = "off" in .agent/config.toml'
+FIX_NAMESPACES = (
+    "allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, or a less strict container)"
+)
+OPT_OUT = 'sandbox = "off" in ~/.config/agent/config.toml'
+NOT_INSTALLED = "bubblewrap (bwrap) is not installed"
 PROBE_TIMEOUT = 10.0
 # Inside the writable workspace, kept read-only for bash: the session log and config, and git hooks
 # (a hook written by a confined command would run unconfined at the person's next commit).
@@ -76,6 +80,10 @@ class SandboxStatus:
             return "bash runs in the bubblewrap sandbox"
         return f"no sandbox: {self.problem}"
 
+    @property
+    def fix(self) -> str:
+        return FIX if self.problem.startswith(NOT_INSTALLED) else FIX_NAMESPACES
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -113,12 +121,14 @@ class Sandbox:
         if status.available:
             return Launch(tuple(self.prefix()), confined=True)
         if mode == "on":
-            return Launch(refusal=f'bash refused: sandbox mode is "on" but {status.problem}. Fix: `{FIX}`.')
+            return Launch(
+                refusal=f'bash refused: sandbox mode is "on" but {status.problem}. Fix: {status.fix}.'
+            )
         if permission_mode == "yolo":
             return Launch(
                 refusal=(
                     f"bash refused: yolo mode runs commands only in a sandbox, and {status.problem}. "
-                    f"Fix: `{FIX}` (or set {OPT_OUT} to run commands unconfined)."
+                    f"Fix: {status.fix} (or set {OPT_OUT} to run commands unconfined)."
                 )
             )
         return Launch()  # ask / auto-edit: the person approves each command, as without a sandbox
@@ -215,7 +225,7 @@ def permission_note(tool: str, input: dict[str, Any], sandbox: Sandbox | None) -
     if status.available:
         net = "with network" if sandbox.policy.network else "no network"
         return f"runs in the sandbox (workspace and a private /tmp writable, {net})"
-    return f"⚠ no sandbox ({status.problem}): runs unconfined; to confine bash: {FIX}"
+    return f"⚠ no sandbox ({status.problem}): runs unconfined; to confine bash: {status.fix}"
 
 
 def _no_way_out(where: str) -> str:
@@ -238,7 +248,7 @@ def _probe(program: str, network: bool) -> str:
     path = _resolve(program)
     if path is None:
         where = "on PATH" if os.sep not in program else f"at {program}"
-        return f"bubblewrap (bwrap) is not installed (not found {where})"
+        return f"{NOT_INSTALLED} (not found {where})"
     argv: Sequence[str] = [path, "--die-with-parent", "--unshare-pid"]
     if not network:
         argv = [*argv, "--unshare-net"]

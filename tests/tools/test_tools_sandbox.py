@@ -218,3 +218,15 @@ async def _gone(marker: str) -> bool:
             return False
         await asyncio.sleep(0.05)
     return True
+
+
+async def test_a_bwrap_that_cannot_create_namespaces_degrades_clearly(ws: Path, tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    status = Sandbox(SandboxPolicy(bwrap=str(fake)), ws).status()
+    assert not status.available and "No permissions to creating new namespace" in status.problem
+    result = await bash(confined(ws, bwrap=str(fake)), "echo ran")
+    assert result.is_error and "user namespaces" in result.output and "ran" not in result.output
+    assert "apt install" not in result.output  # it is installed; installing it again would not help

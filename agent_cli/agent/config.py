@@ -66,7 +66,7 @@ class Config:
     context: ContextConfig = field(default_factory=ContextConfig)
     permissions: PermissionRules = field(default_factory=PermissionRules)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    user_sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the user's config alone
+    user_sandbox: SandboxConfig | None = None  # the user's config alone (None: same as `sandbox`)
     user_extensions: Extensions = field(default_factory=Extensions)
     workspace_extensions: Extensions = field(default_factory=Extensions)
 

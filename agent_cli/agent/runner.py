@@ -408,9 +408,10 @@ class AgentSession:
 def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
     """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
     change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
-    sandbox = config.sandbox if trusted else config.user_sandbox
+    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
+    sandbox = config.sandbox if trusted else user
     warning = ""
-    if not trusted and config.sandbox != config.user_sandbox:
+    if sandbox != config.sandbox:
         warning = (
             "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
             "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"

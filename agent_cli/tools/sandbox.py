@@ -73,14 +73,6 @@ class SandboxStatus:
     problem: str = ""
 
     @property
-    def summary(self) -> str:
-        if self.mode == "off":
-            return "sandbox off (config): bash runs unconfined"
-        if self.available:
-            return "bash runs in the bubblewrap sandbox"
-        return f"no sandbox: {self.problem}"
-
-    @property
     def fix(self) -> str:
         return FIX if self.problem.startswith(NOT_INSTALLED) else FIX_NAMESPACES
 

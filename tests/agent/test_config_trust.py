@@ -95,3 +95,18 @@ def test_headless_says_once_what_an_untrusted_workspace_ignores(workspace):
         timeout=120,
     )
     assert trusted.returncode == 0 and "ignoring" not in trusted.stderr
+
+
+def test_the_user_layer_of_sandbox_is_kept_apart(tmp_path):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    _write(home / "agent" / "config.toml", '[sandbox]\nwritable = ["~/.cache"]\nbwrap = "/opt/bwrap"\n')
+    _write(ws / ".agent" / "config.toml", '[sandbox]\nmode = "off"\nnetwork = true\n')
+    config = load_config(ws, env={"XDG_CONFIG_HOME": str(home)})
+    assert (config.sandbox.mode, config.sandbox.network, config.sandbox.bwrap) == ("off", True, "/opt/bwrap")
+    user = config.user_sandbox
+    assert (user.mode, user.network, user.writable, user.bwrap) == (
+        "auto",
+        False,
+        ("~/.cache",),
+        "/opt/bwrap",
+    )

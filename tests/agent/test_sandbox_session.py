@@ -34,7 +34,7 @@ def test_an_untrusted_workspace_cannot_loosen_the_sandbox(workspace: Path) -> No
 
 
 async def test_headless_denial_says_bash_would_run_unconfined_without_bwrap(workspace: Path) -> None:
-    s = make_session(workspace, BASH, mode="ask", sandbox=MISSING, user_sandbox=MISSING)
+    s = make_session(workspace, BASH, mode="ask", sandbox=MISSING)
     events = await run(s, "say hi")
     (denied,) = [e for e in events if isinstance(e, PermissionDenied)]
     assert "no sandbox" in denied.reason and "apt install bubblewrap" in denied.reason
@@ -42,7 +42,7 @@ async def test_headless_denial_says_bash_would_run_unconfined_without_bwrap(work
 
 async def test_the_mode_is_read_when_the_command_runs(workspace: Path) -> None:
     """/permissions yolo mid-session: bash is then held to yolo's rule (no bwrap: refused)."""
-    s = make_session(workspace, BASH, mode="ask", interactive=True, sandbox=MISSING, user_sandbox=MISSING)
+    s = make_session(workspace, BASH, mode="ask", interactive=True, sandbox=MISSING)
     s.set_permission_mode("yolo")
     events = await run(s, "say hi")
     (finished,) = [e for e in events if isinstance(e, ToolFinished)]
@@ -50,7 +50,7 @@ async def test_the_mode_is_read_when_the_command_runs(workspace: Path) -> None:
 
 
 async def test_the_permission_prompt_names_the_sandbox(workspace: Path) -> None:
-    s = make_session(workspace, BASH, mode="ask", interactive=True, sandbox=MISSING, user_sandbox=MISSING)
+    s = make_session(workspace, BASH, mode="ask", interactive=True, sandbox=MISSING)
     asked: list[PermissionRequest] = []
 
     async def answer(event) -> None:

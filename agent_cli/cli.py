@@ -181,6 +181,9 @@ def _typer_app():
             None, "--budget-tokens", metavar="N", help="Context budget in tokens."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        dump_requests: Path | None = typer.Option(
+            None, "--dump-requests", help="Write each simulated request to this file, one JSON per line."
+        ),
     ) -> None:
         """Drive the context engine over a recorded session and report tokens, cache and cost."""
         import json
@@ -189,7 +192,7 @@ def _typer_app():
         from agent_cli.replay.driver import replay as run_replay
 
         try:
-            result = run_replay(file, policy=policy, budget_tokens=budget_tokens)
+            result = run_replay(file, policy=policy, budget_tokens=budget_tokens, dump_requests=dump_requests)
         except ReplayError as exc:
             _fail(f"replay: {exc}" + (f"\n  {exc.hint}" if exc.hint else ""))
             return

@@ -77,7 +77,7 @@ class Policy:
         self.spec = spec or POLICIES["default"]
         self.name = self.spec.name
         self.micro = MicroCompact()
-        self.masking = MicroCompact(keep_recent=self.spec.masking_keep, collapse=False)
+        self.masking = MicroCompact(keep_recent=self.spec.masking_keep, collapse=False, working_set=False)
         self.memory = MemoryCompact()
         self.region = RegionCompact()
         self.subtask = SubtaskCompact()

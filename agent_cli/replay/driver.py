@@ -11,20 +11,22 @@ recorded usage) takes their place, so budgets, thresholds and the cache see them
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from agent_cli.context.model import Compaction, ContextConfig, Summarizer
 from agent_cli.context.store import MemoryStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import AgentError, ContextOverflowError
-from agent_cli.core.types import Message, ModelInfo, Usage
+from agent_cli.core.types import Message, ModelInfo, Request, Usage
 from agent_cli.llm.models import model_info
 from agent_cli.replay.cache_sim import CacheSimulator, SegmentMemo, request_segments
 from agent_cli.replay.claude_code import Transcript, load_claude_code, tool_compactable
+from agent_cli.replay.fidelity import EditCheck, FidelityProbe, fidelity
 from agent_cli.replay.our_log import load_our_log, looks_like_our_log
 from agent_cli.replay.report import (
     CompactionRecord,
@@ -263,10 +265,18 @@ def replay(
     budget_tokens: int | None = None,
     config: ContextConfig | None = None,
     summarizer: Summarizer | None = None,
+    dump_requests: Path | None = None,
 ) -> ReplayResult:
     """Replay a recorded session under `policy`. Raises ReplayError for files or options it cannot use."""
     return asyncio.run(
-        replay_async(path, policy=policy, budget_tokens=budget_tokens, config=config, summarizer=summarizer)
+        replay_async(
+            path,
+            policy=policy,
+            budget_tokens=budget_tokens,
+            config=config,
+            summarizer=summarizer,
+            dump_requests=dump_requests,
+        )
     )
 
 
@@ -277,7 +287,10 @@ async def replay_async(
     budget_tokens: int | None = None,
     config: ContextConfig | None = None,
     summarizer: Summarizer | None = None,
+    dump_requests: Path | None = None,
 ) -> ReplayResult:
+    """The replay under `policy`, with its fidelity measured against the same edits under `none`
+    (a second, unmanaged pass) and, with `dump_requests`, every simulated request written there."""
     if policy not in POLICIES:
         raise ReplayError(f"unknown policy {policy!r}", f"choose one of: {', '.join(POLICIES)}")
     if budget_tokens is not None and budget_tokens <= 0:
@@ -291,9 +304,28 @@ async def replay_async(
     config = config or ContextConfig()
     if budget_tokens is not None:
         config = replace(config, budget_tokens=budget_tokens)
-    config = replace(config, policy=policy)
     model = model_info(transcript.model or "claude-opus-4-6")
-    return await _run(transcript, policy, config, model, summarizer)
+    dump = _open_dump(dump_requests)
+    try:
+        result, checks = await _run(
+            transcript, policy, replace(config, policy=policy), model, summarizer, dump
+        )
+    finally:
+        if dump is not None:
+            dump.close()
+    unmanaged = checks
+    if policy != "none" and checks:
+        _, unmanaged = await _run(transcript, "none", replace(config, policy="none"), model, None, None)
+    return replace(result, fidelity=fidelity(checks, unmanaged, result.weighted_input))
+
+
+def _open_dump(path: Path | None) -> TextIO | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).open("w", encoding="utf-8")
+    except OSError as exc:
+        raise ReplayError(f"cannot write --dump-requests {path}: {exc.strerror or exc}") from exc
 
 
 async def _run(
@@ -302,7 +334,8 @@ async def _run(
     config: ContextConfig,
     model: ModelInfo,
     summarizer: Summarizer | None,
-) -> ReplayResult:
+    dump: TextIO | None,
+) -> tuple[ReplayResult, list[EditCheck]]:
     from agent_cli.context.engine import ContextEngine
     from agent_cli.context.policy import make_policy
 
@@ -337,6 +370,7 @@ async def _run(
     totals = TokenTotals()
     orphan_uses = orphan_results = over_budget = 0
     warnings: list[str] = list(transcript.warnings)
+    probe = FidelityProbe(transcript)
     cursor = 0
     for recorded in transcript.requests:
         for message in transcript.messages[cursor : recorded.position]:
@@ -366,7 +400,11 @@ async def _run(
         scale = calibration.scale_for(recorded.model)
         sizes.append(round(cached.total * scale))
         output = recorded.usage.output_tokens if recorded.usage else 0
-        totals = _add(totals, _scaled(cached.usage(output), scale))
+        usage = _scaled(cached.usage(output), scale)
+        totals = _add(totals, usage)
+        probe.observe(recorded.index, request.messages, sizes[-1], _scaled_count(counter, scale))
+        if dump is not None:
+            write_request(dump, recorded.index, request, sizes[-1], usage)
         uses, results = api_orphans(request.messages)
         orphan_uses += uses
         orphan_results += results
@@ -380,7 +418,7 @@ async def _run(
         warnings.append(f"{sim.too_many_breakpoints} request(s) carried more than 4 cache breakpoints")
     refs = {ref for c in compactions for ref in c.refs}
     recoverable = sum(1 for ref in refs if store.get(ref))
-    return ReplayResult(
+    result = ReplayResult(
         file=transcript.path,
         policy=policy_name,
         requests=len(sizes),
@@ -398,6 +436,17 @@ async def _run(
         context_tokens=tuple(sizes),
         calibration_factor=calibration.factor,
     )
+    return result, probe.checks
+
+
+def write_request(out: TextIO, index: int, request: Request, tokens: int, usage: Usage) -> None:
+    """One simulated request as one JSON line: what would be sent, its size and its cache effect."""
+    line = {"request": index, "context_tokens": tokens, "usage": usage.to_json(), **request.to_api()}
+    out.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _scaled_count(counter: TokenCounter, scale: float) -> Callable[[str], int]:
+    return lambda text: round(counter.text(text) * scale)
 
 
 def _time_of(message: Message, default: float) -> float:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from agent_cli.replay.claude_code import Transcript
+from agent_cli.replay.fidelity import Fidelity
 
 WEIGHTS = {"uncached": 100, "write": 125, "read": 10}  # per 100 input tokens: 1, 1.25, 0.1
 
@@ -136,6 +137,7 @@ class ReplayResult:
     warnings: tuple[str, ...] = field(default_factory=tuple)
     context_tokens: tuple[int, ...] = ()  # per request (not in the JSON)
     calibration_factor: float = 1.0  # our counter's factor for this session (not in the JSON)
+    fidelity: Fidelity = Fidelity(0, 0, 0, 0)  # recorded edits whose text the policy hid (fidelity.py)
 
     @property
     def weighted_input(self) -> int:
@@ -157,6 +159,7 @@ class ReplayResult:
                 "median_abs_error_pct": self.median_abs_error_pct,
                 "p95_abs_error_pct": self.p95_abs_error_pct,
             },
+            "fidelity": self.fidelity.to_json(),
             "warnings": list(self.warnings),
         }
         if self.reference is not None:
@@ -211,6 +214,9 @@ def render_table(result: ReplayResult, console: Console) -> None:
         f"{integrity.orphan_tool_uses} / {integrity.orphan_tool_results} / {integrity.over_budget_requests}",
     )
     row("recall (recoverable / compacted)", f"{result.recoverable_items} / {result.compacted_items}")
+    fid = result.fidelity
+    row("edits (blind / visible unmanaged / all)", f"{fid.blind} / {fid.visible_unmanaged} / {fid.edits}")
+    row("adjusted weighted input", fid.adjusted_weighted_input, ref.weighted_input if ref else None)
     row(
         "estimator error (median / p95)",
         f"{_pct(result.median_abs_error_pct)} / {_pct(result.p95_abs_error_pct)}",

@@ -144,7 +144,7 @@ async def test_emergency_frees_what_the_api_asked_for():
 
 async def test_digest_mode_digests_at_a_new_persons_message():
     view = work_session(4)
-    ctx = make_ctx(view, budget=100_000, config=ContextConfig(tool_trace="digest"))
+    ctx = make_ctx(view, budget=100_000, config=ContextConfig(tool_trace="digest", working_set_fraction=0))
     out = await default_policy().decide(view, ctx)
     assert [c.tier for c in out] == ["digest"]
     assert len(chain(view, out)) == 3

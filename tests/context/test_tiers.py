@@ -114,7 +114,7 @@ def make_ctx(
     view: Sequence[Message], *, budget: int = 10_000, used: int | None = None, **changes
 ) -> TierContext:
     counter = Counter()
-    config = changes.pop("config", ContextConfig())
+    config = changes.pop("config", ContextConfig(working_set_fraction=0))  # the working set: own tests
     ctx = TierContext(
         config=config,
         counter=counter,

@@ -39,9 +39,11 @@ def protect_from(view: Sequence[Message], keep_calls: int = KEEP_CALLS) -> int:
     return 0
 
 
-def _collapsible(view: Sequence[Message], i: int, limit: int, small: int) -> bool:
+def _collapsible(view: Sequence[Message], i: int, limit: int, small: int, keep: frozenset[str]) -> bool:
     if i < 1 or i + 2 >= limit or view[i].role != "assistant" or not view[i].tool_uses():
         return False
+    if any(use.id in keep for use in view[i].tool_uses()):
+        return False  # the working set: its calls keep their inputs and results
     results, following = view[i + 1], view[i + 2]
     if following.role != "assistant" or not _pure_results(results):
         return False
@@ -52,7 +54,12 @@ def _collapsible(view: Sequence[Message], i: int, limit: int, small: int) -> boo
 
 
 def collapse(
-    view: Sequence[Message], *, small: int, now: float = 0.0, keep_calls: int = KEEP_CALLS
+    view: Sequence[Message],
+    *,
+    small: int,
+    now: float = 0.0,
+    keep_calls: int = KEEP_CALLS,
+    keep: frozenset[str] = frozenset(),
 ) -> Collapsed:
     limit = protect_from(view, keep_calls)
     out = Collapsed([])
@@ -60,7 +67,7 @@ def collapse(
     i = 0
     while i < len(view):
         message = view[i]
-        if _collapsible(view, i, limit, small):
+        if _collapsible(view, i, limit, small, keep):
             results = {b.tool_use_id: b for b in view[i + 1].tool_results()}
             pending += [b for b in message.blocks if b.type == "text" and b.text]
             lines = []

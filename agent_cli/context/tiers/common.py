@@ -127,6 +127,18 @@ def tool_target(tool_input: dict) -> str:
     return ""
 
 
+_NUMBERED = re.compile(r"^ *(\d+)(?:\t|→)", re.MULTILINE)
+
+
+def read_range(text: str) -> tuple[int, int] | None:
+    """(first, last) line number a file read's output shows (`    12\t…` or `    12→…`), None if none."""
+    first = _NUMBERED.search(text)
+    if first is None:
+        return None
+    *_, last = _NUMBERED.finditer(text, first.start())
+    return int(first.group(1)), int(last.group(1))
+
+
 def result_tool_name(block: Block, uses: dict[str, Block]) -> str:
     if block.meta.tool_name:
         return block.meta.tool_name

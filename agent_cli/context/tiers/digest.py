@@ -5,7 +5,8 @@ of the person's messages, ending in an assistant message without tool calls — 
 message: its text blocks verbatim, and in place of each tool_use a line
 `- <tool> <target> → ok|error (N chars, ref R)`. The tool_use blocks go together with their results
 (so no pair is broken) and with the unpinned reminders riding in the result messages; every output
-stays recallable by its ref, the whole run by the compaction's run ref.
+stays recallable by its ref, the whole run by the compaction's run ref. A run holding a call of the
+working set (context/working_set.py) stays whole until the model is done with that file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agent_cli.context.tiers.common import (
     tokens_of,
     tool_target,
 )
+from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 
@@ -100,8 +102,11 @@ class Digest:
         originals: dict[str, str] = {}
         refs: list[str] = []
         saved = 0
+        ws = for_context(view, ctx)
         for start, end in finished_runs(view, last):
             run = view[start:end]
+            if any(ws.keeps(u.id) for m in run for u in m.tool_uses()):
+                continue  # the model is still working with a file of this run: digested later
             new = digest_run(run, ctx.now)
             for message in run:
                 for result in message.tool_results():

@@ -28,12 +28,14 @@ from agent_cli.context.tiers.collapse import collapse
 from agent_cli.context.tiers.common import (
     CLEARED_PREFIX,
     is_compacted_result,
+    read_range,
     result_tool_name,
     short_ref,
     tokens_of,
     tool_target,
     tool_uses_by_id,
 )
+from agent_cli.context.working_set import READ_TOOLS, WorkingSet, for_context
 from agent_cli.core.types import Message
 
 MIN_EXPECTED_REQUESTS = 5
@@ -41,10 +43,13 @@ CACHE_READ = 0.1
 CACHE_WRITE = 1.25
 
 
-def placeholder(tool: str, target: str, chars: int, ref: str) -> str:
+def placeholder(tool: str, target: str, chars: int, ref: str, lines: tuple[int, int] | None = None) -> str:
     """Short on purpose: it stays in every later request. The target is named only when the call
-    that produced the result is not right before it (T1 keeps tool_use blocks, so it always is)."""
+    that produced the result is not right before it. A cleared file read names its path and line
+    range, so the model knows what one `recall` brings back without reading the file again."""
     what = f"{tool} {target}".strip() if target else f"{tool} output"
+    if lines is not None:
+        what += f" lines {lines[0]}-{lines[1]}"
     return f"{CLEARED_PREFIX}{what}, {chars} chars; recall ref {ref}]"
 
 
@@ -79,16 +84,27 @@ class _Candidate:
 
 
 class MicroCompact:
-    """T1. `keep_recent` overrides config.micro_keep_recent (the "masking" policy keeps 10)."""
+    """T1. `keep_recent` overrides config.micro_keep_recent (the "masking" policy keeps 10).
+    With `working_set` (the default policy), the working set (context/working_set.py) is never cleared."""
 
     name: TierName = "T1"
 
-    def __init__(self, keep_recent: int | None = None, collapse: bool = True) -> None:
+    def __init__(
+        self, keep_recent: int | None = None, collapse: bool = True, working_set: bool = True
+    ) -> None:
         self.keep_recent = keep_recent
         self.collapse = collapse  # fold old cleared pairs into digest lines (tiers/collapse.py)
+        self.working_set = working_set
 
-    def candidates(self, view: Sequence[Message], ctx: TierContext) -> list[_Candidate]:
-        """Results that may be cleared, oldest first, the most recent ones already excluded."""
+    def protected(self, view: Sequence[Message], ctx: TierContext) -> WorkingSet:
+        return for_context(view, ctx) if self.working_set else WorkingSet()
+
+    def candidates(
+        self, view: Sequence[Message], ctx: TierContext, ws: WorkingSet | None = None
+    ) -> list[_Candidate]:
+        """Results that may be cleared, oldest first: not the most recent ones (unless stale), never
+        the working set's."""
+        ws = ws if ws is not None else self.protected(view, ctx)
         uses = tool_uses_by_id(view)
         found: list[_Candidate] = []
         for i, message in enumerate(view):
@@ -111,17 +127,26 @@ class MicroCompact:
                     )
                 )
         keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
-        older = found[: max(0, len(found) - keep)]
+        cut = max(0, len(found) - keep)
+        older = found[:cut] + [
+            c for c in found[cut:] if view[c.message].blocks[c.block].tool_use_id in ws.stale
+        ]
         out = []
         for c in older:
             block = view[c.message].blocks[c.block]
+            if ws.keeps(block.tool_use_id):
+                continue
             if len(block.text) > ctx.config.micro_keep_chars and not is_compacted_result(block):
                 out.append(c)
         return out
 
-    def input_candidates(self, view: Sequence[Message], ctx: TierContext) -> list[tuple[int, int]]:
+    def input_candidates(
+        self, view: Sequence[Message], ctx: TierContext, ws: WorkingSet | None = None
+    ) -> list[tuple[int, int]]:
         """(message, block) of old tool_use blocks whose input carries large strings (a file written,
-        an edit's old and new text): the call stays, those values become placeholders."""
+        an edit's old and new text), outside the working set: the call stays, those values become
+        placeholders."""
+        ws = ws if ws is not None else self.protected(view, ctx)
         found: list[tuple[int, int]] = []
         for i, message in enumerate(view):
             if message.role != "assistant":
@@ -130,7 +155,7 @@ class MicroCompact:
                 if block.type == "tool_use" and not block.meta.pinned and ctx.tool_compactable(block.name):
                     found.append((i, j))
         keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
-        older = found[: max(0, len(found) - keep)]
+        older = [(i, j) for i, j in found[: max(0, len(found) - keep)] if not ws.keeps(view[i].blocks[j].id)]
         limit = ctx.config.micro_keep_chars
         return [(i, j) for i, j in older if _large_strings(view[i].blocks[j].input, limit)]
 
@@ -139,8 +164,9 @@ class MicroCompact:
             return None
         if trigger == "pressure" and ctx.used < ctx.config.micro_fraction * ctx.budget:
             return None
-        chosen = self.candidates(view, ctx)
-        inputs = self.input_candidates(view, ctx)
+        ws = self.protected(view, ctx)
+        chosen = self.candidates(view, ctx, ws)
+        inputs = self.input_candidates(view, ctx, ws)
         by_message: dict[int, list[_Candidate]] = {}
         for c in chosen:
             by_message.setdefault(c.message, []).append(c)
@@ -154,7 +180,8 @@ class MicroCompact:
             blocks = list(view[index].blocks)
             for c in by_message.get(index, []):
                 old = blocks[c.block]
-                text = placeholder(c.tool, "", len(old.text), c.ref)
+                lines = read_range(old.text) if c.tool in READ_TOOLS else None
+                text = placeholder(c.tool, c.target if lines else "", len(old.text), c.ref, lines)
                 if not old.meta.ref:  # an offloaded result's full text is in the store already
                     originals[c.ref] = old.text
                 refs.append(c.ref)
@@ -178,7 +205,7 @@ class MicroCompact:
             )
         cleared = apply_compaction(view, Compaction("T1", trigger, tuple(replacements)))
         if self.collapse and ctx.config.micro_collapse:
-            folded = collapse(cleared, small=ctx.config.micro_keep_chars, now=ctx.now)
+            folded = collapse(cleared, small=ctx.config.micro_keep_chars, now=ctx.now, keep=ws.keep)
             cleared = folded.view
             originals.update(folded.originals)
             refs += [r for r in folded.refs if r not in refs]

@@ -35,6 +35,7 @@ from agent_cli.context.tiers.common import (
     tool_target,
     tool_uses_by_id,
 )
+from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, Message
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,9 @@ def _replaceable(block: Block, keep_chars: int) -> bool:
 
 
 def find_runs(view: Sequence[Message], ctx: TierContext, uses: dict[str, Block]) -> list[Run]:
-    """Runs outside the tail, largest first."""
+    """Runs outside the tail, largest first. A pair of the working set (context/working_set.py) ends a
+    run: the model is still working with it."""
+    ws = for_context(view, ctx)
     tail = find_tail_start(
         view, ctx.counter, tail_tokens_for(ctx.config, ctx.budget, ctx.used), keep_last_person=False
     )
@@ -96,6 +99,7 @@ def find_runs(view: Sequence[Message], ctx: TierContext, uses: dict[str, Block])
             and group.end <= tail
             and group.end - group.start == 2
             and _pure_results(view[group.start + 1])
+            and not any(ws.keeps(b.tool_use_id) for b in view[group.start + 1].tool_results())
             and all(
                 ctx.tool_compactable(result_tool_name(b, uses)) for b in view[group.start + 1].tool_results()
             )

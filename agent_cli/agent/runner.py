@@ -40,6 +40,7 @@ from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
+from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
@@ -48,6 +49,7 @@ from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import model_info, summarizer_for
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.encoding import decode_file
+from agent_cli.tools.fs import resolve_path
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
@@ -142,6 +144,7 @@ class AgentSession:
             self.todo,
             sandbox=self.sandbox,
             permission_mode=lambda: self.permissions.mode,
+            seen_read=self._seen_read,
         )
         self.permissions = Permissions(self.permission_mode, self.workspace)
         self._restore_totals(events)  # what was spent stays spent, rewound or not
@@ -212,6 +215,17 @@ class AgentSession:
             self.switch(self.session_id)  # rebuild every view from the log, the rewind applied
             said.append(f"Conversation: back to before prompt {number} ({point.text[:60]!r}).")
         return " ".join(said)
+
+    def _seen_read(self, path: Path, output: str) -> str | None:
+        """For read_file: the id of a read still visible in the view with this very output."""
+
+        def same(candidate: str) -> bool:
+            try:
+                return resolve_path(self.workspace, candidate) == path
+            except Exception:  # noqa: BLE001 - a path the tool would refuse is not the same file
+                return False
+
+        return visible_read(self.engine.messages, same, output)
 
     def _read_for_reattach(self, path: str) -> str | None:
         """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""

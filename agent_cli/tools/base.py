@@ -42,6 +42,9 @@ class ToolContext:
     emit: Callable[[Any], None] | None = None  # the turn's event sink (core.events), for live progress
     sandbox: Sandbox | None = None  # how bash confines commands (None: it does not)
     permission_mode: Callable[[], str] | None = None  # the session's mode now (yolo: no way out)
+    # (resolved path, output) -> id of a read still visible in the context with this very output;
+    # injected by the runner (the engine knows the view), None outside a session
+    seen_read: Callable[[Path, str], str | None] | None = None
 
 
 @runtime_checkable

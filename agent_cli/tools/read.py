@@ -107,7 +107,19 @@ class ReadTool(PathTool):
                 f"(file has {total}); use offset={last + 1} to continue."
             )
         meta["lines"] = [first, last]
+        earlier = ctx.seen_read(path, body) if ctx.seen_read is not None else None
+        if earlier:
+            meta["unchanged_since"] = earlier
+            return ToolResult(output=unchanged(earlier, shown, first, last), meta=meta)
         return ToolResult(output=body, meta=meta)
+
+
+def unchanged(ref: str, shown: str, first: int, last: int) -> str:
+    """The one-line answer to a re-read whose output is still in the context, unchanged."""
+    return (
+        f"unchanged since {ref}: {shown} lines {first}-{last} are exactly as that read_file result "
+        "shows them, still in the context above; refer to it instead of reading again."
+    )
 
 
 def _select_lines(path: Path, encoding: Encoding, offset: int, limit: int) -> tuple[list[str], int]:

@@ -76,6 +76,7 @@ class ContextEngine:
         environment: str = "",
         debug: bool = False,
         file_reader: Callable[[str], str | None] | None = None,
+        on_compaction: Callable[[list[Message], Compaction], None] | None = None,
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
@@ -83,6 +84,7 @@ class ContextEngine:
         self.model = model
         self._server_ceiling: int | None = None  # the server's own limit, learnt from "prompt is too long"
         self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
+        self.on_compaction = on_compaction  # sees (view before, compaction) of each one applied (replay)
         self.counter = counter or TokenCounter(model.name)
         self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
         self.user_context = user_context
@@ -352,6 +354,8 @@ class ContextEngine:
     def _apply(self, compaction: Compaction, *, store_originals: bool) -> Compaction:
         before = self._used()
         view = apply_compaction(self._view, compaction)  # validates the spans first
+        if self.on_compaction is not None:
+            self.on_compaction(list(self._view), compaction)
         if store_originals:
             for ref, text in compaction.originals.items():
                 self.store.put(ref, text)

@@ -28,6 +28,7 @@ from agent_cli.replay.cache_sim import CacheSimulator, SegmentMemo, request_segm
 from agent_cli.replay.claude_code import Transcript, load_claude_code, tool_compactable
 from agent_cli.replay.fidelity import EditCheck, FidelityProbe, fidelity
 from agent_cli.replay.our_log import load_our_log, looks_like_our_log
+from agent_cli.replay.recoverable import RecoverableCheck
 from agent_cli.replay.report import (
     CompactionRecord,
     Integrity,
@@ -350,6 +351,7 @@ async def _run(
     warm = min(first.cache_read_input_tokens, overhead) if first is not None else 0
     tools = [stand_in_tool(warm, counter)] if warm >= model.cache_min_tokens else []
     warm = counter.scale(counter.raw_tools(tools)) if tools else 0
+    recoverable = RecoverableCheck()
     engine = ContextEngine(
         config=config,
         model=model,
@@ -361,6 +363,7 @@ async def _run(
         clock=clock,
         tool_compactable=tool_compactable,
         counter=counter,
+        on_compaction=recoverable.observe,
     )
     budget, _reserved = config.budget(model.context_window, model.max_output_tokens)
     sim = CacheSimulator(min_tokens=model.cache_min_tokens)
@@ -416,8 +419,7 @@ async def _run(
         cursor = recorded.position + 1
     if sim.too_many_breakpoints:
         warnings.append(f"{sim.too_many_breakpoints} request(s) carried more than 4 cache breakpoints")
-    refs = {ref for c in compactions for ref in c.refs}
-    recoverable = sum(1 for ref in refs if store.get(ref))
+    compacted, identical = recoverable.count(store)
     result = ReplayResult(
         file=transcript.path,
         policy=policy_name,
@@ -427,8 +429,8 @@ async def _run(
         compactions=tuple(CompactionRecord(c.tier, c.trigger, c.before, c.after) for c in compactions),
         tokens=totals,
         integrity=Integrity(orphan_uses, orphan_results, over_budget),
-        compacted_items=len(refs),
-        recoverable_items=recoverable,
+        compacted_items=compacted,
+        recoverable_items=identical,
         median_abs_error_pct=round(statistics.median(errors), 2) if errors else None,
         p95_abs_error_pct=round(percentile(errors, 0.95), 2) if errors else None,
         reference=reference(transcript),

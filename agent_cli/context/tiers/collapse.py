@@ -74,7 +74,7 @@ def collapse(
             for use in message.tool_uses():
                 result = results.get(use.id)
                 lines.append(digest_line(use, result))
-                _keep_originals(out, use, result)
+                _keep_originals(out, use, result, lines[-1])
             meta = BlockMeta(Trust.ASSISTANT, "assistant", now, tag="tool-digest")
             pending.append(Block.text_block("\n".join(lines), meta))
             i += 2
@@ -100,9 +100,10 @@ def digest_line(use: Block, result: Block | None) -> str:
     return f"- {what} → {outcome} ({size}, ref {ref})"
 
 
-def _keep_originals(out: Collapsed, use: Block, result: Block | None) -> None:
-    """Whatever the digest line does not show stays recallable: the input, and an uncleared output."""
-    if any(isinstance(v, str) and len(v) > 80 for v in use.input.values()) and not use.meta.ref:
+def _keep_originals(out: Collapsed, use: Block, result: Block | None, line: str) -> None:
+    """Whatever the digest line does not show stays recallable: the input (any string of it the line
+    does not hold verbatim, a grep pattern beside its path say), and an uncleared output."""
+    if any(isinstance(v, str) and v not in line for v in use.input.values()) and not use.meta.ref:
         ref = f"{short_ref(use.id)}-in"
         out.originals[ref] = json.dumps(use.input, ensure_ascii=False, indent=1)
         out.refs.append(ref)

@@ -1,0 +1,66 @@
+"""Recoverable means identical: what a compaction took out of the view must come back, byte for byte.
+
+For every compaction the replay sees the view before it. Whatever text left the view — a tool
+result's body, a large string of a tool call's input, the words of a message — and is not still in
+the span's new messages must occur verbatim in what the store holds under one of the compaction's
+refs (or the ref the block already carried). Input strings are looked for as JSON strings too
+(tool inputs are stored as JSON). Summaries and engine placeholders leaving the view are not items:
+their own originals were checked when they were made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agent_cli.context.model import Compaction
+from agent_cli.context.tiers.common import CLEARED_PREFIX, is_compacted_result, is_summary_block
+from agent_cli.core.types import Block, Message
+from agent_cli.tools.base import RecallStore
+
+MIN_ITEM_CHARS = 40  # shorter strings are not compacted by any tier; they would match by accident
+ENGINE_TEXT = (CLEARED_PREFIX, "<persisted-output")  # a placeholder or an offload preview, not an original
+
+
+def block_strings(block: Block) -> list[str]:
+    if block.type == "thinking" or is_summary_block(block) or is_compacted_result(block):
+        return []
+    if block.type in ("text", "tool_result"):
+        strings = [block.text]
+    elif block.type == "tool_use":
+        strings = [v for v in block.input.values() if isinstance(v, str)]
+    else:
+        return []
+    return [s for s in strings if not s.startswith(ENGINE_TEXT)]
+
+
+@dataclass
+class RecoverableCheck:
+    """Collects what left the view at each compaction; `count(store)` checks it at the end."""
+
+    items: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+
+    def observe(self, before: Sequence[Message], compaction: Compaction) -> None:
+        for span in compaction.replacements:
+            kept = "\n".join(s for m in span.messages for b in m.blocks for s in block_strings(b))
+            for message in before[span.start : span.end]:
+                for block in message.blocks:
+                    refs = (*compaction.refs, block.meta.ref) if block.meta.ref else compaction.refs
+                    for text in block_strings(block):
+                        if len(text) >= MIN_ITEM_CHARS and text not in kept:
+                            self.items.append((text, refs))
+
+    def count(self, store: RecallStore) -> tuple[int, int]:
+        """(items that left the view, items the store gives back byte-identical)."""
+        found = 0
+        cache: dict[str, str] = {}
+        for text, refs in self.items:
+            quoted = json.dumps(text, ensure_ascii=False)[1:-1]
+            for ref in refs:
+                if ref not in cache:
+                    cache[ref] = store.get(ref) or ""
+                if text in cache[ref] or quoted in cache[ref]:
+                    found += 1
+                    break
+        return len(self.items), found

@@ -138,7 +138,13 @@ def _named_files(view: Sequence[Message], paths: Sequence[str]) -> list[str]:
                 texts.append(last.text)
             break
     mentioned = {m.group(0).lstrip("./") for text in texts for m in _PATHISH.finditer(text)}
-    return [p for p in paths if any(len(m) > 3 and (p == m or p.endswith("/" + m)) for m in mentioned)]
+    return [p for p in paths if any(len(m) > 3 and _same_file(p, m) for m in mentioned)]
+
+
+def _same_file(path: str, mentioned: str) -> bool:
+    """`/repo/tests/x.py` and `tests/x.py` (or `x.py` and `tests/x.py`) name the same file."""
+    path = path.lstrip("./")
+    return path == mentioned or path.endswith("/" + mentioned) or mentioned.endswith("/" + path)
 
 
 def working_set(

@@ -30,6 +30,7 @@ KEYS = {
     "policy",
     "file",
     "warnings",
+    "fidelity",
 }
 ZERO = {"orphan_tool_uses": 0, "orphan_tool_results": 0, "over_budget_requests": 0}
 

@@ -30,6 +30,8 @@ from agent_cli.replay.report import ReplayResult  # noqa: E402
 LONG_SESSION_REQUESTS = 50  # a session with at least this many requests is "long" for the goals
 GOAL_WEIGHTED = 0.75
 GOAL_PEAK = 0.60
+GOAL_BLIND = 0.02  # of the edits visible with no management (fidelity.py)
+GOAL_ADJUSTED = 0.70  # adjusted weighted input (one re-read per blind edit) over Claude Code's
 
 
 def measure(path: Path, policy: str) -> dict[str, Any]:
@@ -47,8 +49,11 @@ def measure(path: Path, policy: str) -> dict[str, Any]:
 def _ratios(result: ReplayResult) -> dict[str, Any]:
     ref = result.reference
     if ref is None:
-        return {"weighted_ratio": None, "peak_ratio": None}
+        return {"weighted_ratio": None, "peak_ratio": None, "adjusted_ratio": None}
     return {
+        "adjusted_ratio": round(result.fidelity.adjusted_weighted_input / ref.weighted_input, 3)
+        if ref.weighted_input
+        else None,
         "weighted_ratio": round(result.weighted_input / ref.weighted_input, 3)
         if ref.weighted_input
         else None,
@@ -66,6 +71,11 @@ def goals(row: dict[str, Any]) -> list[tuple[str, bool]]:
     if row["policy"] == "default":
         out.append(("integrity 0", not any(integrity.values())))
         out.append(("all compacted recoverable", recall["recoverable_items"] == recall["compacted_items"]))
+        fid = row["fidelity"]
+        if fid["visible_unmanaged"]:
+            out.append((f"blind <= {GOAL_BLIND:.0%}", fid["blind"] <= GOAL_BLIND * fid["visible_unmanaged"]))
+        if row["requests"] >= LONG_SESSION_REQUESTS and row["adjusted_ratio"] is not None:
+            out.append((f"adjusted <= {GOAL_ADJUSTED}x", row["adjusted_ratio"] <= GOAL_ADJUSTED))
         if row["requests"] >= LONG_SESSION_REQUESTS and row["weighted_ratio"] is not None:
             out.append((f"weighted <= {GOAL_WEIGHTED}x", row["weighted_ratio"] <= GOAL_WEIGHTED))
             out.append((f"peak <= {GOAL_PEAK}x", row["peak_ratio"] <= GOAL_PEAK))
@@ -97,8 +107,12 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
         table.add_column("compactions")
         table.add_column("integrity", justify="right")
         table.add_column("recall", justify="right")
+        table.add_column("edits", justify="right")
+        table.add_column("blind", justify="right")
+        table.add_column("adjusted", justify="right")
         for row in group:
             i = row["integrity"]
+            fid = row["fidelity"]
             table.add_row(
                 row["policy"],
                 f"{row['weighted_input']:,}" + _ratio(row["weighted_ratio"]),
@@ -107,6 +121,9 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
                 _tiers(row),
                 f"{i['orphan_tool_uses']}/{i['orphan_tool_results']}/{i['over_budget_requests']}",
                 f"{row['recall']['recoverable_items']}/{row['recall']['compacted_items']}",
+                str(fid["edits"]),
+                f"{fid['blind']}/{fid['visible_unmanaged']}",
+                f"{fid['adjusted_weighted_input']:,}" + _ratio(row["adjusted_ratio"]),
             )
         console.print(table)
         for row in group:
@@ -114,7 +131,8 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
                 mark = "[green]met[/]" if ok else "[red]MISSED[/]"
                 console.print(f"  goal ({row['policy']}): {name}: {mark}")
     console.print(
-        "integrity = orphan tool_uses / orphan tool_results / over-budget requests; recall = recoverable / compacted"
+        "integrity = orphan tool_uses / orphan tool_results / over-budget requests; recall = items that left the "
+        "view given back byte-identical / items that left it; blind = edits whose text the policy hid / visible with no management"
     )
 
 

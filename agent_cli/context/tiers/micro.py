@@ -53,11 +53,19 @@ def placeholder(tool: str, target: str, chars: int, ref: str, lines: tuple[int, 
     return f"{CLEARED_PREFIX}{what}, {chars} chars; recall ref {ref}]"
 
 
-def _large_strings(tool_input: dict, limit: int) -> bool:
-    return any(
-        isinstance(v, str) and len(v) > limit and not v.startswith(CLEARED_PREFIX)
-        for v in tool_input.values()
-    )
+SUPERSEDED_KEYS = frozenset({"old_string"})  # an applied edit's old text is no longer in the file
+
+
+def clearable_keys(tool_input: dict, limit: int, in_working_set: bool) -> list[str]:
+    """Keys of an old call's input whose large strings T1 may replace by a placeholder. A call of
+    the working set keeps what is still the file (the new text, the written content); only the
+    text an edit replaced may go."""
+    keys = [
+        k
+        for k, v in tool_input.items()
+        if isinstance(v, str) and len(v) > limit and not v.startswith(CLEARED_PREFIX)
+    ]
+    return [k for k in keys if k in SUPERSEDED_KEYS] if in_working_set else keys
 
 
 def expected_requests(view: Sequence[Message]) -> int:
@@ -144,8 +152,8 @@ class MicroCompact:
         self, view: Sequence[Message], ctx: TierContext, ws: WorkingSet | None = None
     ) -> list[tuple[int, int]]:
         """(message, block) of old tool_use blocks whose input carries large strings (a file written,
-        an edit's old and new text), outside the working set: the call stays, those values become
-        placeholders."""
+        an edit's old and new text; in the working set only an edit's old text): the call stays,
+        those values become placeholders."""
         ws = ws if ws is not None else self.protected(view, ctx)
         found: list[tuple[int, int]] = []
         for i, message in enumerate(view):
@@ -155,9 +163,12 @@ class MicroCompact:
                 if block.type == "tool_use" and not block.meta.pinned and ctx.tool_compactable(block.name):
                     found.append((i, j))
         keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
-        older = [(i, j) for i, j in found[: max(0, len(found) - keep)] if not ws.keeps(view[i].blocks[j].id)]
         limit = ctx.config.micro_keep_chars
-        return [(i, j) for i, j in older if _large_strings(view[i].blocks[j].input, limit)]
+        return [
+            (i, j)
+            for i, j in found[: max(0, len(found) - keep)]
+            if clearable_keys(view[i].blocks[j].input, limit, ws.keeps(view[i].blocks[j].id))
+        ]
 
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         if trigger == "cache_cold" and not is_cache_cold(ctx):
@@ -188,15 +199,13 @@ class MicroCompact:
                 blocks[c.block] = replace(old, text=text, meta=replace(old.meta, ref=c.ref))
             for j in inputs_by_message.get(index, []):
                 old = blocks[j]
-                ref = f"{short_ref(old.id)}-in"
-                originals[ref] = json.dumps(old.input, ensure_ascii=False, indent=1)
+                ref = old.meta.ref or f"{short_ref(old.id)}-in"
+                if not old.meta.ref:  # cleared in part before: the whole input is stored already
+                    originals[ref] = json.dumps(old.input, ensure_ascii=False, indent=1)
                 refs.append(ref)
+                keys = clearable_keys(old.input, ctx.config.micro_keep_chars, ws.keeps(old.id))
                 cleared = {
-                    k: (
-                        f"{CLEARED_PREFIX}{len(v)} chars; recall ref {ref}]"
-                        if isinstance(v, str) and len(v) > ctx.config.micro_keep_chars
-                        else v
-                    )
+                    k: (f"{CLEARED_PREFIX}{len(v)} chars; recall ref {ref}]" if k in keys else v)
                     for k, v in old.input.items()
                 }
                 blocks[j] = replace(old, input=cleared, meta=replace(old.meta, ref=ref))

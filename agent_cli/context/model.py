@@ -39,7 +39,7 @@ class ContextConfig:
     micro_collapse: bool = True  # old cleared pairs become digest lines (tiers/collapse.py)
     # the working set (context/working_set.py): files still worked on keep their reads and edits,
     # up to this fraction of the budget; T1, T3 and digest leave them alone (0 turns it off)
-    working_set_fraction: float = 0.10
+    working_set_fraction: float = 0.07
     working_set_calls: int = 12  # a file touched within this many tool calls is being worked on
     cache_ttl_seconds: float = 300.0  # 5 min; 3600 with cache_ttl = "1h"
     # T3

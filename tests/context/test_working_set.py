@@ -101,3 +101,14 @@ async def test_t3_and_digest_leave_the_working_set_alone():
     assert await Digest().propose(
         later, make_ctx(later, config=ContextConfig(working_set_fraction=0)), "digest"
     )
+
+
+async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
+    view = [person("survey")]
+    for n in range(16):
+        view += call(f"r{n}", "read_file", path=f"mod{n}.py")
+    view += [asst("Surveyed."), person("next")]
+    ctx = make_ctx(view, budget=100_000, last_request_at=0.0, config=ContextConfig(working_set_fraction=0))
+    after = apply_compaction(view, await MicroCompact().propose(view, ctx, "cache_cold"))
+    digests = "\n".join(b.text for m in after for b in m.blocks if b.meta.tag == "tool-digest")
+    assert "- read_file mod0.py lines 1-60 → ok (output cleared, ref r" in digests

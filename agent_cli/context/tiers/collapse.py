@@ -11,6 +11,7 @@ model always sees how it calls tools, and the person's words are never touched.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from agent_cli.context.tiers.common import is_compacted_result, short_ref, tool_
 from agent_cli.context.tiers.digest import _pure_results
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
+_LINES = re.compile(r"lines \d+-\d+")
 KEEP_CALLS = 10  # the most recent tool calls always keep their tool_use/tool_result structure
 
 
@@ -97,6 +99,9 @@ def digest_line(use: Block, result: Block | None) -> str:
         return f"- {what} → {outcome} (no output)"
     ref = result.meta.ref or short_ref(result.tool_use_id)
     size = "output cleared" if is_compacted_result(result) else f"{len(result.text)} chars"
+    lines = _LINES.search(result.text[:300]) if is_compacted_result(result) else None
+    if lines:  # a cleared read names its line range: one recall of the ref brings those lines back
+        what += f" {lines.group(0)}"
     return f"- {what} → {outcome} ({size}, ref {ref})"
 
 

@@ -14,7 +14,7 @@ import asyncio
 import json
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,6 +25,11 @@ from agent_cli.core.errors import AgentError, ContextOverflowError
 from agent_cli.core.types import Message, ModelInfo, Request, Usage
 from agent_cli.llm.models import model_info
 from agent_cli.replay.cache_sim import CacheSimulator, SegmentMemo, request_segments
+from agent_cli.replay.calibration import (  # noqa: F401 - calibrate is part of this module's API
+    calibrate,
+    stand_in_system_prompt,
+    stand_in_tool,
+)
 from agent_cli.replay.claude_code import Transcript, load_claude_code, tool_compactable
 from agent_cli.replay.fidelity import EditCheck, FidelityProbe, fidelity
 from agent_cli.replay.our_log import load_our_log, looks_like_our_log
@@ -39,11 +44,6 @@ from agent_cli.replay.report import (
 )
 
 POLICIES = ("default", "default+subtask", "none", "claude-code", "masking")
-MIN_FIT_TOKENS = 5_000  # growth needed (our raw tokens) before the factor is fitted to the recording
-STAND_IN_HEADER = (
-    "[The recorded agent's {part} are not in its log. This stands in for {tokens} tokens of them, "
-    "so that budgets and the prompt cache see them.]\n"
-)
 
 
 class ReplayError(AgentError):
@@ -79,146 +79,6 @@ def load_transcript(path: str | Path) -> Transcript:
     if looks_like_our_log(path):
         return load_our_log(path)
     return load_claude_code(path)
-
-
-# -- calibration and estimator --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Token scale of a recorded session, fitted to its recorded usage."""
-
-    factor: float  # calibration factor of our counter for this session's tokenizer
-    overhead: int  # tokens of the recorded agent's system prompt + tools (not in the log)
-    errors: tuple[float, ...] = ()  # the live estimator's |error| in % per request (see estimator_errors)
-    per_model: dict[str, float] = field(default_factory=dict)  # the factor of each recorded model
-
-    def scale_for(self, model: str) -> float:
-        """A request recorded with `model` is counted in that model's tokens: its factor over the
-        session's. A session that switched models (Opus and Haiku tokenize differently) is then
-        compared with what it really cost, request by request."""
-        return self.per_model.get(model, self.factor) / self.factor if self.factor else 1.0
-
-
-def calibrate(transcript: Transcript, model: str) -> Calibration:
-    """Fit our counter to the recorded usage, so replayed tokens are in the recorded model's tokens.
-
-    The factor is the ratio of billed to estimated tokens over the growth between consecutive
-    requests (same model, no compaction between): the unrecorded system prompt and tools cancel
-    out. Fewer than MIN_FIT_TOKENS of growth: the model's default factor. The overhead is the first
-    request's recorded input minus our estimate of its messages.
-    """
-    counter = TokenCounter(model)
-    raw_of = _RawMessages(counter)
-    billed = estimated = 0
-    by_model: dict[str, list[int]] = {}
-    previous: tuple[int, int, str, int] | None = None
-    cuts = [b.position for b in transcript.boundaries]
-    for request in transcript.requests:
-        if request.usage is None:
-            previous = None
-            continue
-        raw = raw_of(transcript.recorded_context(request))
-        total = request.usage.total_input
-        if previous is not None and previous[2] == request.model:
-            if not any(previous[3] < cut <= request.position for cut in cuts) and raw > previous[1]:
-                billed += total - previous[0]
-                estimated += raw - previous[1]
-                fit = by_model.setdefault(request.model, [0, 0])
-                fit[0] += total - previous[0]
-                fit[1] += raw - previous[1]
-        previous = (total, raw, request.model, request.position)
-    if estimated >= MIN_FIT_TOKENS and billed > 0:
-        counter = TokenCounter(model, factor=billed / estimated)
-    overhead = overhead_tokens(transcript, counter)
-    per_model = {name: b / e for name, (b, e) in by_model.items() if e >= MIN_FIT_TOKENS and b > 0}
-    if len(per_model) < 2:
-        per_model = {}  # one model: the session factor is its factor
-    return Calibration(counter.factor, overhead, tuple(estimator_errors(transcript, model)), per_model)
-
-
-class _RawMessages:
-    """Raw token counts of messages, each message object counted once (contexts share them)."""
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self.counter = counter
-        self._known: dict[int, tuple[Message, int]] = {}
-
-    def __call__(self, messages: Sequence[Message]) -> int:
-        total = 0
-        for message in messages:
-            found = self._known.get(id(message))
-            if found is None:
-                found = (message, self.counter.raw_message(message))
-                self._known[id(message)] = found
-            total += found[1]
-        return total
-
-
-def overhead_tokens(transcript: Transcript, counter: TokenCounter) -> int:
-    """Tokens of the recorded agent's system prompt + tools: first request's input minus its messages."""
-    for request in transcript.requests:
-        if request.usage is not None and request.usage.total_input > 0:
-            context = transcript.recorded_context(request)
-            return max(0, request.usage.total_input - counter.messages(context))
-    return 0
-
-
-def estimator_errors(transcript: Transcript, model: str) -> list[float]:
-    """|estimate - recorded| / recorded in %, per request with usage, as the live engine estimates.
-
-    The estimate of a request is made before its usage is known: our count of the context the
-    recorded agent really sent (its own compactions applied) plus the unrecorded overhead (from
-    the first request), times the factor calibrated on the earlier responses (TokenCounter.calibrate).
-    """
-    counter = TokenCounter(model)
-    raw_of = _RawMessages(counter)
-    errors: list[float] = []
-    overhead_raw: int | None = None
-    for request in transcript.requests:
-        if request.usage is None or request.usage.total_input <= 0:
-            continue
-        recorded = request.usage.total_input
-        messages_raw = raw_of(transcript.recorded_context(request))
-        if overhead_raw is None:
-            overhead_raw = max(0, round(recorded / counter.factor) - messages_raw)
-        raw = overhead_raw + messages_raw
-        errors.append(abs(counter.scale(raw) - recorded) / recorded * 100)
-        counter.calibrate(raw, recorded)
-    return errors
-
-
-def stand_in_system_prompt(tokens: int, counter: TokenCounter) -> str:
-    """A system prompt that counts `tokens` with `counter` (a header plus neutral filler)."""
-    header = STAND_IN_HEADER.format(tokens=tokens, part="system prompt")
-    return _fill(header, tokens, lambda text: counter.scale(counter.raw_system(text)), counter.factor)
-
-
-def stand_in_tool(tokens: int, counter: TokenCounter) -> dict[str, Any]:
-    """A tool definition that counts `tokens` (the recorded agent's tools, which are not in its log)."""
-    header = STAND_IN_HEADER.format(tokens=tokens, part="tool definitions")
-
-    def tool(description: str) -> dict[str, Any]:
-        return {"name": "recorded_tools", "description": description, "input_schema": {"type": "object"}}
-
-    description = _fill(
-        header, tokens, lambda text: counter.scale(counter.raw_tools([tool(text)])), counter.factor
-    )
-    return tool(description)
-
-
-def _fill(header: str, tokens: int, count: Callable[[str], int], factor: float) -> str:
-    """`header` plus neutral filler words until `count` gives `tokens` (or the closest above)."""
-    words = max(0, round((tokens - count(header)) / factor))
-    text = header + " the" * words
-    for _ in range(12):  # converge: the factor rounds
-        gap = tokens - count(text)
-        if gap == 0 or (gap < 0 and words == 0):
-            break
-        step = round(gap / factor) or (1 if gap > 0 else -1)
-        words = max(0, words + step)
-        text = header + " the" * words
-    return text
 
 
 # -- integrity ----------------------------------------------------------------------------------

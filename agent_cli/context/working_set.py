@@ -36,6 +36,7 @@ EDIT_TOOLS = frozenset({"edit_file", "Edit", "MultiEdit"})
 WRITE_TOOLS = frozenset({"write_file", "Write"})
 TODO_TOOLS = frozenset({"todo_write", "todo", "TodoWrite"})
 BASH_TOOLS = frozenset({"bash", "Bash"})
+UNCHANGED_PREFIX = "unchanged since "  # read_file's answer to a re-read still in view (tools/read.py)
 WHOLE = 10**9  # a read without a limit covers the file (as far as the tool shows it)
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|\[exit )(-?\d+)", re.IGNORECASE)
 _PATHISH = re.compile(r"[\w./-]*\w\.\w{1,8}")
@@ -84,9 +85,8 @@ def _range(block: Block) -> tuple[int, int]:
 
 def _files(view: Sequence[Message]) -> dict[str, _File]:
     files: dict[str, _File] = {}
-    failed: set[str] = {
-        b.tool_use_id for m in view if m.role == "user" for b in m.tool_results() if b.is_error
-    }
+    outputs = {b.tool_use_id: b for m in view if m.role == "user" for b in m.tool_results()}
+    failed = {i for i, b in outputs.items() if b.is_error}
     calls = 0
     for message in view:
         if message.role != "assistant":
@@ -103,6 +103,8 @@ def _files(view: Sequence[Message]) -> dict[str, _File]:
                 entry.picture, entry.reads = [use.id], []
             elif name in EDIT_TOOLS:
                 entry.picture.append(use.id)
+            elif use.id in outputs and outputs[use.id].text.startswith(UNCHANGED_PREFIX):
+                entry.picture.append(use.id)  # "unchanged since": the earlier read still holds the text
             else:
                 first, last = _range(use)
                 covered = [r for r in entry.reads if first <= r[1] and r[2] <= last]

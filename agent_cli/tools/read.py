@@ -115,7 +115,8 @@ class ReadTool(PathTool):
 
 
 def unchanged(ref: str, shown: str, first: int, last: int) -> str:
-    """The one-line answer to a re-read whose output is still in the context, unchanged."""
+    """The one-line answer to a re-read whose output is still in the context, unchanged. Its start
+    is context/working_set.py:UNCHANGED_PREFIX (that read does not supersede the one it names)."""
     return (
         f"unchanged since {ref}: {shown} lines {first}-{last} are exactly as that read_file result "
         "shows them, still in the context above; refer to it instead of reading again."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent_cli.context.model import ContextConfig
+from agent_cli.context.working_set import UNCHANGED_PREFIX
 from agent_cli.core.events import ToolFinished
 
 from .helpers import make_session, run
@@ -24,7 +25,7 @@ async def test_second_read_of_an_unchanged_file_is_one_line_naming_the_first(wor
     events = await run(session, "read app.py twice")
     first, second = outputs(events)
     assert "value_20 = 20" in first
-    assert second.startswith("unchanged since ") and "\n" not in second
+    assert second.startswith(UNCHANGED_PREFIX) and "\n" not in second  # what the working set knows
     first_id = session.provider.requests[1].messages[-1]["content"][0]["tool_use_id"]
     assert first_id in second and "lines 1-40" in second
     # what the model got in the request after the second read is that one line

@@ -7,7 +7,7 @@ from dataclasses import replace
 from agent_cli.context.model import ContextConfig, apply_compaction
 from agent_cli.context.tiers import Digest, MicroCompact
 from agent_cli.context.tiers.region import find_runs
-from agent_cli.context.working_set import working_set
+from agent_cli.context.working_set import UNCHANGED_PREFIX, working_set
 from tests.context.test_tiers import Counter, FakeSummarizer, asst, make_ctx, person, read_pair, results
 
 WS = ContextConfig(working_set_fraction=0.5, working_set_calls=4, micro_keep_recent=1)
@@ -112,3 +112,13 @@ async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
     after = apply_compaction(view, await MicroCompact().propose(view, ctx, "cache_cold"))
     digests = "\n".join(b.text for m in after for b in m.blocks if b.meta.tag == "tool-digest")
     assert "- read_file mod0.py lines 1-60 → ok (output cleared, ref r" in digests
+
+
+def test_an_unchanged_since_answer_does_not_make_the_read_it_points_to_stale():
+    view = session()
+    view += [
+        asst("", ("a3", "read_file", {"path": "a.py"})),
+        results(("a3", "read_file", UNCHANGED_PREFIX + "a2: a.py lines 1-60 are exactly as that read shows")),
+    ]
+    ws = working_set(view, Counter(), 100_000, recent_calls=4)
+    assert {"a2", "a3"} <= ws.keep and "a2" not in ws.stale

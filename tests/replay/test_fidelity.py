@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agent_cli.context.model import ContextConfig
 from agent_cli.replay.driver import load_transcript, replay
 from agent_cli.replay.fidelity import FidelityProbe, edit_probes, fidelity, visible_texts
@@ -168,3 +170,17 @@ def test_dump_requests_writes_each_simulated_request(tmp_path: Path):
     assert (
         bad.returncode == 2 and "cannot write --dump-requests" in bad.stderr and "Traceback" not in bad.stderr
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["4d5611e5-241a-462a-8d15-5122611a9569.jsonl", "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"]
+)
+def test_the_default_policy_keeps_blind_edits_within_two_percent_on_real_sessions(name: str):
+    path = FIXTURES / "transcripts" / name
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    result = replay(path, policy="default")
+    fid = result.fidelity
+    assert fid.visible_unmanaged >= 20  # the sessions edit a lot: the measure means something
+    assert fid.blind <= 0.02 * fid.visible_unmanaged, fid.to_json()["blind_edits"]
+    assert result.weighted_input <= fid.adjusted_weighted_input < result.reference.weighted_input

@@ -80,7 +80,7 @@ def _typer_app():
             None, "--provider", metavar="NAME", help="anthropic | scripted | openai."
         ),
         permission_mode: str | None = typer.Option(
-            None, "--permission-mode", metavar="MODE", help="ask | auto-edit | yolo."
+            None, "--permission-mode", metavar="MODE", help="ask | auto-edit | plan | yolo."
         ),
         budget_tokens: int | None = typer.Option(
             None, "--budget-tokens", metavar="N", help="Context budget in tokens."
@@ -96,6 +96,20 @@ def _typer_app():
         ),
         debug: bool = typer.Option(
             False, "--debug", metavar="", help="Check context invariants after every change."
+        ),
+        allowed_tools: list[str] = typer.Option(
+            [],
+            "--allowed-tools",
+            "--allowedTools",
+            metavar="RULES",
+            help='Rules to allow, e.g. "Bash(git diff:*) Edit".',
+        ),
+        disallowed_tools: list[str] = typer.Option(
+            [],
+            "--disallowed-tools",
+            "--disallowedTools",
+            metavar="RULES",
+            help='Rules to deny, e.g. "Bash(rm:*)".',
         ),
         trust_workspace: bool = typer.Option(
             False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json, hooks and settings."
@@ -123,7 +137,7 @@ def _typer_app():
             "context.budget_tokens": budget_tokens,
             "trust_workspace": trust_workspace or None,
         }
-        config = _config(overrides)
+        config = _with_flag_rules(_config(overrides), allowed_tools, disallowed_tools)
         workspace = Path.cwd()
         resume_id = _resume_id(config, workspace, resume, continue_)
         if prompt is not None and resume == PICK:
@@ -274,6 +288,20 @@ def _config(overrides: dict[str, Any]) -> "Config":
     except ConfigError as exc:
         _fail(f"configuration error: {exc}")
         raise
+
+
+def _with_flag_rules(config: "Config", allowed: list[str], disallowed: list[str]) -> "Config":
+    """--allowed-tools / --disallowed-tools (each repeatable, comma or space separated)."""
+    if not allowed and not disallowed:
+        return config
+    from dataclasses import replace
+
+    from agent_cli.agent.config import PermissionRules
+    from agent_cli.tools.rules import split_rule_list
+
+    allow = tuple(rule for text in allowed for rule in split_rule_list(text))
+    deny = tuple(rule for text in disallowed for rule in split_rule_list(text))
+    return replace(config, flag_permissions=PermissionRules(allow=allow, deny=deny))
 
 
 def _fail(message: str, code: int = 2) -> None:

@@ -64,7 +64,9 @@ class Config:
     mcp_connect_timeout: float = 30.0  # an MCP server not ready by then has failed
     mcp_call_timeout: float = 120.0  # seconds per MCP tool call
     context: ContextConfig = field(default_factory=ContextConfig)
-    permissions: PermissionRules = field(default_factory=PermissionRules)
+    permissions: PermissionRules = field(default_factory=PermissionRules)  # the user's config
+    workspace_permissions: PermissionRules = field(default_factory=PermissionRules)  # .agent/config.toml
+    flag_permissions: PermissionRules = field(default_factory=PermissionRules)  # --allowed-tools etc.
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     user_sandbox: SandboxConfig | None = None  # the user's config alone (None: same as `sandbox`)
     user_extensions: Extensions = field(default_factory=Extensions)
@@ -105,6 +107,7 @@ def load_config(
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
     tables: dict[str, Any] = {"permissions": {}, "sandbox": {}}
+    layers: list[dict[str, list[str]]] = []
     extensions: list[Extensions] = []
     user_sandbox: dict[str, Any] | None = None
     for path in config_paths(workspace, env):
@@ -115,9 +118,11 @@ def load_config(
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise ConfigError(f"{path}: {exc}") from exc
         extensions.append(_extensions(data, path))
+        tables["permissions"] = {}
         _merge_tables(tables, data, path)
         if user_sandbox is None:  # the first layer is the user's own config
             user_sandbox = dict(tables["sandbox"])
+        layers.append(tables["permissions"])
         values.update(_flatten(data))
     for var, key in ENV.items():
         if env.get(var, "") != "":
@@ -128,7 +133,8 @@ def load_config(
     config = _build(values)
     return dataclasses.replace(
         config,
-        permissions=_permission_rules(tables["permissions"]),
+        permissions=_permission_rules(layers[0]),
+        workspace_permissions=_permission_rules(layers[1]),
         sandbox=_sandbox(tables["sandbox"]),
         user_sandbox=_sandbox(user_sandbox or {}),
         user_extensions=extensions[0],
@@ -144,7 +150,8 @@ def _extensions(data: dict[str, Any], path: Path) -> Extensions:
 
 
 def _merge_tables(tables: dict[str, Any], data: dict[str, Any], path: Path) -> None:
-    """[permissions] lists add up across layers; [sandbox] keys override (a string is the mode)."""
+    """[permissions] lists are kept per layer (a workspace's allow rules need trust); [sandbox] keys
+    override (a string is the mode)."""
     permissions = data.pop("permissions", {})
     if not isinstance(permissions, dict):
         raise ConfigError(f"{path}: [permissions] must be a table with allow/ask/deny lists")

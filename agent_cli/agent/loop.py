@@ -46,6 +46,7 @@ from agent_cli.llm.base import (
 )
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.preview import permission_preview
 from agent_cli.tools.registry import ToolRegistry, run_call
 from agent_cli.tools.sandbox import permission_note
 
@@ -360,17 +361,21 @@ class Loop:
     async def _permission(self, tool, call: ToolCall, target: str, emit: Emit) -> str | None:
         """None when the call may run; else the message the model reads."""
         decision = self.permissions.decide(tool, call.input)
-        if decision == "allow":
+        if decision.action == "allow":
             return None
-        if decision == "ask" and self.interactive:
+        if decision.action == "ask" and self.interactive:
             future: asyncio.Future = asyncio.get_running_loop().create_future()
+            preview = permission_preview(call.name, call.input, self.tool_ctx.workspace)
             rule = self.permissions.describe_rule(tool, call.input)
-            reason = _with_note(rule, tool, call, self.tool_ctx, "\n")
-            emit(PermissionRequest(call, target, reason, future))
+            cwd = str(self.tool_ctx.workspace)
+            reason = _with_note(decision.reason, tool, call, self.tool_ctx, "\n")
+            emit(PermissionRequest(call, target, reason, rule, preview.text, preview.kind, cwd, future))
             answer = await future
             self.log.append("permission", tool=call.name, target=target, answer=answer)
             if answer == "allow_always":
-                self.permissions.allow_always(tool, call.input)
+                saved = self.permissions.allow_always(tool, call.input)
+                if saved:
+                    emit(Notice(f"saved for this session: {', '.join(saved)}", "info"))
                 return None
             if answer == "allow_once":
                 return None
@@ -378,18 +383,17 @@ class Loop:
             return (
                 f"The person denied permission to run {call.name} on {target}. Ask them or try another way."
             )
-        reason = (
-            f"not allowed in permission mode '{self.permissions.mode}' without a person to ask"
-            if decision == "ask"
-            else "not allowed"
-        )
+        if decision.action == "ask":
+            rules = self.permissions.always_rules(tool, call.input)
+            hint = f" (e.g. --allowed-tools '{' '.join(rules)}')" if rules else ""
+            reason = f"not allowed without a person to ask: {decision.reason}"
+            advice = f"Re-run agent with --permission-mode auto-edit or yolo, or allow it by a rule{hint}."
+        else:
+            reason, advice = decision.reason, ""
         shown = _with_note(reason, tool, call, self.tool_ctx)
         emit(PermissionDenied(call, target, shown))
         self.log.append("permission", tool=call.name, target=target, answer="deny", reason=shown)
-        return (
-            f"Permission denied: {call.name} {target} is {reason}. "
-            "Re-run agent with --permission-mode auto-edit or yolo to allow it."
-        )
+        return f"Permission denied: {call.name} {target}: {reason}. {advice}".rstrip()
 
 
 def compacted_event(compaction: Compaction) -> Compacted:

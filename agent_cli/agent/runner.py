@@ -44,7 +44,7 @@ from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
-from agent_cli.core.types import Message, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, Trust, Usage
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import model_info, summarizer_for
 from agent_cli.tools.base import ToolContext
@@ -95,6 +95,8 @@ class AgentSession:
         self.model = config.model
         self.permission_mode = config.permission_mode
         self.warnings: list[str] = []
+        self.mode_before_plan = "ask"  # where approving a plan returns to
+        self.permissions = self._make_permissions()
         self._task: asyncio.Task | None = None
         self._memory_task: asyncio.Task | None = None
         self.totals = Totals()
@@ -111,7 +113,8 @@ class AgentSession:
         if resume_id:
             self.session_id = self.store.resolve(resume_id)
             loaded = read_events(self.store.path(self.session_id) / "events.jsonl")
-            events, self.warnings = loaded.events, list(loaded.warnings)
+            events = loaded.events
+            self.warnings.extend(loaded.warnings)
             for event in events:
                 if event.get("type") == "config" and event.get("model"):
                     self.model = event["model"]
@@ -146,7 +149,6 @@ class AgentSession:
             permission_mode=lambda: self.permissions.mode,
             seen_read=self._seen_read,
         )
-        self.permissions = Permissions(self.permission_mode, self.workspace)
         self._restore_totals(events)  # what was spent stays spent, rewound or not
         events = effective_events(events)  # what a rewind removed is not in any view
         replay_into(events, self.engine)
@@ -226,6 +228,14 @@ class AgentSession:
                 return False
 
         return visible_read(self.engine.messages, same, output)
+
+    def _make_permissions(self) -> Permissions:
+        from agent_cli.agent.permission_sources import gather_rules
+
+        gathered = gather_rules(self.config, self.workspace, self.trusted)
+        self.warnings.extend(gathered.warnings)
+        self.rule_warnings = list(gathered.warnings)
+        return Permissions(self.permission_mode, self.workspace, gathered.rules)  # type: ignore[arg-type]
 
     def _read_for_reattach(self, path: str) -> str | None:
         """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
@@ -344,6 +354,8 @@ class AgentSession:
             await self._task
 
     async def _turn(self, prompt: str, emit: Callable[[Event], None]) -> TurnFinished:
+        if self.permission_mode == "plan":
+            self.engine.inject(reminder(load_prompt("plan_mode")))
         try:
             await self._before_turn(emit)
             return await self.loop.run(prompt, emit)
@@ -399,9 +411,15 @@ class AgentSession:
         self.log.append("config", model=name)
 
     def set_permission_mode(self, mode: str) -> None:
+        """Switch modes (ValueError on an unknown one); entering or leaving plan mode tells the model."""
+        before = self.permission_mode
+        self.permissions.set_mode(mode)  # type: ignore[arg-type]
         self.permission_mode = mode
-        self.permissions.mode = mode
         self.log.append("config", permission_mode=mode)
+        if mode == "plan" and before != "plan":
+            self.mode_before_plan = before
+        elif before == "plan" and mode != "plan":
+            self.engine.inject(reminder(load_prompt("plan_approved").replace("{mode}", mode)))
 
     def switch(self, session_id: str | None) -> None:
         """/resume ID or /clear into a new session: reopen everything on that log."""
@@ -432,6 +450,11 @@ def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbo
         )
     policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
     return Sandbox(policy, workspace), warning
+
+
+def reminder(text: str) -> Block:
+    """A `<system-reminder>` attachment for the next user message."""
+    return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
 
 
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:

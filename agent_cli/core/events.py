@@ -129,7 +129,11 @@ class PermissionRequest(Event):
     kind: str = field(default="permission_request", init=False)
     call: ToolCall | None = None
     target: str = ""
-    reason: str = ""
+    reason: str = ""  # why it asks
+    rule: str = ""  # what "always allow" would save, in words
+    detail: str = ""  # the full command (bash) or the diff (edit/write) the person judges
+    detail_kind: str = ""  # "command" | "diff" | ""
+    cwd: str = ""  # where a command runs
     future: asyncio.Future[PermissionDecision] | None = field(default=None, compare=False)
 
 

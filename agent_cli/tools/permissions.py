@@ -1,162 +1,310 @@
-"""Whether a tool call runs, asks the person, or is refused — by mode, workspace and session rules.
+"""Whether a tool call runs, asks the person, or is refused — by mode, rules and the workspace.
 
 Modes: `ask` (read-only tools run; write/edit/bash ask), `auto-edit` (edits in the workspace run;
-bash asks), `yolo` (everything runs). Whatever the mode, a write outside the workspace asks, and a
-read outside it asks unless in yolo. "Always allow" records a session rule: for bash, the first word
-of each command in the line (`pytest …`); for write/edit, the tool inside the workspace; for reads
-outside the workspace, the directory read from.
+bash asks), `plan` (read-only tools only: everything else is refused, bash too unless rules allow
+it and it writes nothing), `yolo` (everything runs). Rules (tools/rules.py) come from flags, config,
+settings files and "always allow"; deny beats ask beats allow, whatever their source. Whatever the
+mode or rules, a write outside the workspace asks, and a read outside it asks unless in yolo or
+allowed by a `Read(...)` rule.
+
+A bash line is judged by its parse (tools/shell.py): rules allow it only when every simple command
+in it (pipelines, lists, substitutions) matches an allow rule and every file a redirect writes may be
+edited (auto-edit mode, or an `Edit(...)` rule). A line that does not parse is never allowed by rules.
+
+`decide` is the one seam: it returns a `Decision` with the reason, which the loop (and hooks) use.
 """
 
 from __future__ import annotations
 
-import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agent_cli.tools.base import Tool
 from agent_cli.tools.fs import is_inside, resolve_path
+from agent_cli.tools.rules import (
+    READ_FAMILY,
+    WRITE_FAMILY,
+    Effect,
+    Rule,
+    SourcedRule,
+    canonical_tool,
+    command_rule,
+    path_rule,
+)
 from agent_cli.tools.sandbox import wants_escape
+from agent_cli.tools.shell import ShellLine, SimpleCommand, parse_shell
 
-PermissionMode = Literal["ask", "auto-edit", "yolo"]
-Decision = Literal["allow", "ask", "deny"]
+PermissionMode = Literal["ask", "auto-edit", "plan", "yolo"]
+Action = Literal["allow", "ask", "deny"]
 MODES: tuple[str, ...] = get_args(PermissionMode)
+CYCLE: tuple[str, ...] = ("ask", "auto-edit", "plan")  # Shift+Tab in the TUI; yolo only on purpose
+PLAN_REFUSAL = (
+    "plan mode: only read-only tools run while planning. Do not try to change anything yet; finish "
+    "the plan and present it. The person will approve it before any change is made."
+)
 
-_SEPARATORS = {";", "&&", "||", "|", "&", "\n", "|&", ";;"}
-_UNSAFE = ("$(", "`", "<(", ">(")
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    reason: str = ""  # why, in words the person and the model read
+    rule: str = ""  # the rule that decided, when one did
 
 
 class Permissions:
-    def __init__(self, mode: PermissionMode, workspace: Path) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown permission mode {mode!r}; use one of {', '.join(MODES)}")
-        self.mode: PermissionMode = mode
+    def __init__(
+        self,
+        mode: PermissionMode,
+        workspace: Path,
+        rules: Iterable[SourcedRule] = (),
+        home: Path | None = None,
+    ) -> None:
+        self.mode: PermissionMode = _checked(mode)
         self.workspace = Path(workspace).expanduser().absolute()
-        self._bash_words: set[str] = set()
-        self._tools: set[str] = set()
-        self._read_dirs: set[Path] = set()
+        self.home = home or Path.home()
+        self.rules: list[SourcedRule] = list(rules)
 
     def set_mode(self, mode: PermissionMode) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown permission mode {mode!r}; use one of {', '.join(MODES)}")
-        self.mode = mode
+        self.mode = _checked(mode)
 
-    # -- deciding ------------------------------------------------------------------------------------
+    # -- rules -----------------------------------------------------------------------------------------
+    def add_rule(self, text: str, effect: Effect, source: str = "session") -> SourcedRule:
+        """Add a rule (raises RuleError when it does not parse); an identical one is not repeated."""
+        sourced = SourcedRule(Rule.parse(text), effect, source)
+        if not any(r.rule.text == sourced.rule.text and r.effect == effect for r in self.rules):
+            self.rules.append(sourced)
+        return sourced
 
+    def revoke(self, text: str) -> list[SourcedRule]:
+        """Remove every rule written as `text` (for this session, whatever its source)."""
+        wanted = Rule.parse(text)
+        gone = [r for r in self.rules if (r.rule.tool, r.rule.spec) == (wanted.tool, wanted.spec)]
+        self.rules = [r for r in self.rules if r not in gone]
+        return gone
+
+    def _of(self, effect: Effect) -> list[SourcedRule]:
+        return [r for r in self.rules if r.effect == effect]
+
+    # -- deciding --------------------------------------------------------------------------------------
     def decide(self, tool: Tool, input: dict[str, Any]) -> Decision:
-        outside = self._outside(tool, input)
+        name = tool.name
+        bash = canonical_tool(name) == "bash"
+        line = parse_shell(str(input.get("command", ""))) if bash else None
+        paths = self._paths(tool, input)
+        outside = [p for p in paths if not is_inside(self.workspace, p)]
+        if hit := self._match(self._of("deny"), tool, input, paths, line):
+            return Decision("deny", f"denied by the rule {hit.rule.text} ({hit.source})", hit.rule.text)
+        if self.mode == "plan" and not tool.read_only:
+            if bash and line is not None and not line.writes and self._bash_allowed(line):
+                return Decision("allow", "allowed by rules (plan mode)")
+            return Decision("deny", PLAN_REFUSAL)
+        if hit := self._match(self._of("ask"), tool, input, paths, line):
+            return Decision("ask", f"the rule {hit.rule.text} ({hit.source}) asks", hit.rule.text)
         if tool.read_only:
-            if not outside or self.mode == "yolo" or all(self._read_allowed(p) for p in outside):
-                return "allow"
-            return "ask"
+            if not outside or self.mode == "yolo" or self._read_allowed(tool, outside):
+                return Decision("allow")
+            return Decision("ask", "it reads outside the workspace")
         if outside:
-            return "ask"  # writes outside the workspace always ask, whatever the mode or rules
+            return Decision("ask", "it writes outside the workspace (that always asks)")
         if self.mode == "yolo":
-            return "allow"  # bash's sandbox refuses a way out in yolo (tools/sandbox.py)
-        if tool.name == "bash" and wants_escape(input):
-            return "ask"  # running outside the sandbox needs the person, whatever the rules
-        if tool.name == "bash":
-            return "allow" if self._bash_allowed(str(input.get("command", ""))) else "ask"
-        if self.mode == "auto-edit" and tool.paths(input):
-            return "allow"
-        return "allow" if tool.name in self._tools else "ask"
+            return Decision("allow", "yolo mode")  # bash's sandbox refuses a way out in yolo
+        if bash and wants_escape(input):
+            return Decision(
+                "ask", "it asks to run outside the sandbox (that always asks, whatever the rules)"
+            )
+        if bash:
+            if line is None:
+                return Decision("ask", "the command could not be parsed, so no rule can allow it")
+            if self._bash_allowed(line):
+                return Decision("allow", "every command in it is allowed by a rule")
+            return Decision("ask", self._bash_gap(line))
+        if self.mode == "auto-edit" and canonical_tool(name) in WRITE_FAMILY:
+            return Decision("allow", "auto-edit mode")
+        if hit := self._match(self._of("allow"), tool, input, paths, line):
+            return Decision("allow", f"allowed by the rule {hit.rule.text} ({hit.source})", hit.rule.text)
+        return Decision("ask", f"{name} asks in {self.mode} mode")
 
-    def allow_always(self, tool: Tool, input: dict[str, Any]) -> None:
-        """Record the session rule that `describe_rule` describes (nothing for writes outside)."""
-        outside = self._outside(tool, input)
-        if tool.read_only:
-            self._read_dirs.update(_read_root(p) for p in outside)
-        elif outside:
-            return
-        elif tool.name == "bash":
-            words = command_words(str(input.get("command", "")))
-            if words:
-                self._bash_words.update(words)
-        else:
-            self._tools.add(tool.name)
+    def _match(
+        self,
+        rules: list[SourcedRule],
+        tool: Tool,
+        input: dict[str, Any],
+        paths: list[Path],
+        line: ShellLine | None,
+    ) -> SourcedRule | None:
+        """The first rule that covers (part of) this call: any command of a bash line, any path."""
+        name = canonical_tool(tool.name)
+        for sourced in rules:
+            rule = sourced.rule
+            if rule.names_tool(tool.name):
+                return sourced
+            if name == "bash" and line is not None:
+                if any(rule.matches_command(c) for c in line.commands):
+                    return sourced
+                if any(
+                    rule.matches_path("edit_file", self._resolve(w), self.workspace, self.home)
+                    for w in line.writes
+                ):
+                    return sourced
+            elif name in READ_FAMILY | WRITE_FAMILY:
+                if any(rule.matches_path(tool.name, p, self.workspace, self.home) for p in paths):
+                    return sourced
+            elif rule.matches_target(tool.name, _target(tool, input)):
+                return sourced
+        return None
 
-    def describe_rule(self, tool: Tool, input: dict[str, Any]) -> str:
-        """What "always allow" would allow from now on, in words for the permission modal."""
-        outside = self._outside(tool, input)
+    def _bash_allowed(self, line: ShellLine) -> bool:
+        allow = self._of("allow")
+        commands_ok = all(any(r.rule.matches_command(c) for r in allow) for c in line.commands)
+        return (
+            bool(line.commands or line.writes)
+            and commands_ok
+            and all(self._write_allowed(w) for w in line.writes)
+        )
+
+    def _bash_gap(self, line: ShellLine) -> str:
+        """Why a bash line is not allowed by the rules: its first command or write that is not."""
+        allow = self._of("allow")
+        if not any(r.rule.tool == "bash" for r in allow):
+            return f"bash asks in {self.mode} mode"
+        for command in line.commands:
+            if not any(r.rule.matches_command(command) for r in allow):
+                return f"`{command.text}` is not allowed by any rule"
+        for target in line.writes:
+            if not self._write_allowed(target):
+                return f"it writes {target} (a redirect needs edit permission for that file)"
+        return f"bash asks in {self.mode} mode"
+
+    def _write_allowed(self, target: str) -> bool:
+        path = self._resolve(target)
+        if not is_inside(self.workspace, path):
+            return False
+        if self.mode in ("auto-edit", "yolo"):
+            return True
+        return any(
+            r.rule.matches_path("edit_file", path, self.workspace, self.home) for r in self._of("allow")
+        )
+
+    def _read_allowed(self, tool: Tool, outside: list[Path]) -> bool:
+        allow = self._of("allow")
+        return all(
+            any(r.rule.matches_path(tool.name, p, self.workspace, self.home) for r in allow)
+            or any(
+                r.rule.matches_path(tool.name, p / "_", self.workspace, self.home)
+                for r in allow
+                if p.is_dir()
+            )
+            for p in outside
+        )
+
+    # -- "always allow" --------------------------------------------------------------------------------
+    def always_rules(self, tool: Tool, input: dict[str, Any]) -> list[str]:
+        """The narrowest rules that would allow this call from now on ([] = it can only be allowed once)."""
+        paths = self._paths(tool, input)
+        outside = [p for p in paths if not is_inside(self.workspace, p)]
+        name = canonical_tool(tool.name)
         if tool.read_only:
-            if not outside:
-                return f"{tool.name} is read-only and always allowed"
-            dirs = ", ".join(sorted(str(_read_root(p)) for p in outside))
-            return f"always allow {tool.name} and other read-only tools under {dirs} this session"
+            return [path_rule("Read", _read_root(p), self.workspace, "/**") for p in outside]
         if outside:
-            return "writes outside the workspace always ask; this allows only this call"
-        if tool.name == "bash":
-            words = command_words(str(input.get("command", "")))
-            if not words:
-                return (
-                    "this command cannot become a rule (substitutions or unparsable); allows only this call"
-                )
-            listed = ", ".join(f"`{w} …`" for w in words)
-            return f"always allow commands starting with {listed} this session"
-        return f"always allow {tool.name} inside the workspace this session"
+            return []  # writes outside the workspace always ask
+        if name == "bash":
+            return self._bash_rules(str(input.get("command", "")))
+        if name in WRITE_FAMILY:
+            label = "Write" if name == "write" else "Edit"
+            return [path_rule(label, p, self.workspace) for p in paths]
+        return [tool.name]
 
-    def rules(self) -> list[str]:
-        """The session rules so far, for /permissions."""
-        out = [f"bash: `{w} …`" for w in sorted(self._bash_words)]
-        out += [f"{name}: inside the workspace" for name in sorted(self._tools)]
-        out += [f"read: {d}" for d in sorted(map(str, self._read_dirs))]
+    def _bash_rules(self, command: str) -> list[str]:
+        line = parse_shell(command)
+        if line is None:
+            return []
+        allow = self._of("allow")
+        out: list[str] = []
+        for simple in line.commands:
+            if any(r.rule.matches_command(simple) for r in allow):
+                continue
+            rule = command_rule(simple)
+            if rule is None:
+                return []
+            if rule not in out:
+                out.append(rule)
+        for target in line.writes:
+            path = self._resolve(target)
+            if not is_inside(self.workspace, path):
+                return []
+            if not self._write_allowed(target):
+                out.append(path_rule("Edit", path, self.workspace))
         return out
 
-    # -- helpers -------------------------------------------------------------------------------------
+    def allow_always(self, tool: Tool, input: dict[str, Any]) -> list[str]:
+        """Add the rules `always_rules` names as session rules; returns them."""
+        rules = self.always_rules(tool, input)
+        for text in rules:
+            self.add_rule(text, "allow", "session")
+        return rules
 
-    def _outside(self, tool: Tool, input: dict[str, Any]) -> list[Path]:
+    def describe_rule(self, tool: Tool, input: dict[str, Any]) -> str:
+        """What "always allow" would save, in words for the permission modal."""
+        rules = self.always_rules(tool, input)
+        if rules:
+            return "always saves " + ", ".join(rules) + " for this session"
+        if self._paths(tool, input) and not tool.read_only:
+            return "writes outside the workspace always ask; always allows only this call"
+        if canonical_tool(tool.name) == "bash":
+            return "this command cannot become a rule (it does not parse, or names no plain command); allows only this call"
+        return "allows only this call"
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    def _resolve(self, path: str) -> Path:
+        try:
+            return resolve_path(self.workspace, path)
+        except Exception:  # noqa: BLE001 - an odd path is judged as outside
+            return Path("/nonexistent-path")
+
+    def _paths(self, tool: Tool, input: dict[str, Any]) -> list[Path]:
         try:
             raw = tool.paths(input)
-        except Exception:
+        except Exception:  # noqa: BLE001
             raw = []
         out: list[Path] = []
         for path in raw:
             try:
-                resolved = resolve_path(self.workspace, path)
-            except Exception:
+                out.append(resolve_path(self.workspace, path))
+            except Exception:  # noqa: BLE001
                 continue
-            if not is_inside(self.workspace, resolved):
-                out.append(resolved.resolve())
         return out
 
-    def _read_allowed(self, path: Path) -> bool:
-        return any(path == d or d in path.parents for d in self._read_dirs)
 
-    def _bash_allowed(self, command: str) -> bool:
-        words = command_words(command)
-        return bool(words) and all(w in self._bash_words for w in words)
+def _checked(mode: str) -> PermissionMode:
+    if mode not in MODES:
+        raise ValueError(f"unknown permission mode {mode!r}; use one of {', '.join(MODES)}")
+    return mode  # type: ignore[return-value]
 
 
-def command_words(command: str) -> list[str]:
-    """The first word of every command in a shell line (`cd x && pytest -q` -> ['cd', 'pytest']),
-    skipping `VAR=value` prefixes. Empty when the line cannot be judged safely: command or process
-    substitution, or quoting that does not parse."""
-    if not command.strip() or any(marker in command for marker in _UNSAFE):
-        return []
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = "#"
+def _target(tool: Tool, input: dict[str, Any]) -> str:
     try:
-        tokens = list(lexer)
-    except ValueError:
-        return []
-    words: list[str] = []
-    expect_command = True
-    for token in tokens:
-        if token in _SEPARATORS:
-            expect_command = True
-            continue
-        if not expect_command:
-            continue
-        if token in ("(", ")", "{", "}") or ("=" in token and not token.startswith("=")):
-            continue  # a subshell paren or a VAR=value prefix: the command comes next
-        if token in ("<", ">", ">>", "<<", "2>", "&>"):
-            return []  # a redirection before the command: too unusual to rule on
-        if token not in words:
-            words.append(token)
-        expect_command = False
-    return words
+        return tool.target(input)
+    except Exception:  # noqa: BLE001
+        return ""
 
 
 def _read_root(path: Path) -> Path:
+    path = path.resolve() if path.exists() else path
     return path if path.is_dir() else path.parent
+
+
+def command_words(command: str) -> list[str]:
+    """The first word of every simple command in a shell line (empty when it does not parse)."""
+    line = parse_shell(command)
+    if line is None:
+        return []
+    words: list[str] = []
+    for simple in line.commands:
+        if simple.words[0] not in words:
+            words.append(simple.words[0])
+    return words
+
+
+__all__ = ["CYCLE", "MODES", "PLAN_REFUSAL", "Decision", "Permissions", "SimpleCommand", "command_words"]

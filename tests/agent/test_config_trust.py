@@ -32,8 +32,10 @@ def test_tables_merge_per_layer(tmp_path):
         "[hooks]\nStop = []\n",
     )
     config = load_config(ws, env={"XDG_CONFIG_HOME": str(home)})
-    assert config.permissions.allow == ("Bash(git diff:*)", "Bash(npm test)")
-    assert config.permissions.deny == ("Read(~/.ssh/**)",)
+    # kept per layer: the workspace's allow rules count only in a trusted workspace
+    assert config.permissions.allow == ("Bash(git diff:*)",)
+    assert config.workspace_permissions.allow == ("Bash(npm test)",)
+    assert config.workspace_permissions.deny == ("Read(~/.ssh/**)",)
     assert (config.sandbox.mode, config.sandbox.network) == ("off", True)
     assert config.user_extensions.mcp_servers == {"time": {"command": "uvx"}}
     assert config.workspace_extensions.hooks == {"Stop": []}

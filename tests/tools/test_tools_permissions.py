@@ -18,7 +18,7 @@ def outside(tmp_path: Path) -> Path:
 
 
 def decide(p: Permissions, name: str, **input) -> str:
-    return p.decide(TOOLS[name], input)
+    return p.decide(TOOLS[name], input).action
 
 
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
@@ -67,7 +67,7 @@ def test_reads_outside_the_workspace_ask(ws: Path, outside: Path) -> None:
     assert decide(p, "glob", pattern=f"{outside}/**/*.py") == "ask"
     assert decide(p, "ls", path="..") == "ask"
     rule = p.describe_rule(TOOLS["read_file"], {"path": str(outside / "a.txt")})
-    assert str(outside.resolve()) in rule
+    assert f"Read(/{outside.resolve()}/**)" in rule
     p.allow_always(TOOLS["read_file"], {"path": str(outside / "a.txt")})
     assert decide(p, "read_file", path=str(outside / "b.txt")) == "allow"
     assert decide(p, "ls", path=str(outside)) == "allow"
@@ -84,33 +84,38 @@ def test_session_rule_for_bash_prefix(ws: Path) -> None:
     p = Permissions("ask", ws)
     tool = TOOLS["bash"]
     assert p.describe_rule(tool, {"command": "pytest -q tests"}) == (
-        "always allow commands starting with `pytest …` this session"
+        "always saves Bash(pytest:*) for this session"
     )
-    p.allow_always(tool, {"command": "pytest -q tests"})
+    assert p.allow_always(tool, {"command": "pytest -q tests"}) == ["Bash(pytest:*)"]
     assert decide(p, "bash", command="pytest tests/tools -x") == "allow"
     assert decide(p, "bash", command="FOO=1 pytest") == "allow"
     assert decide(p, "bash", command="pytest && rm -rf /") == "ask"
     assert decide(p, "bash", command="pytest $(rm -rf /)") == "ask"
     assert decide(p, "bash", command="pytester") == "ask"
     assert decide(p, "bash", command="npm test") == "ask"
-    assert p.rules() == ["bash: `pytest …`"]
+    assert [(r.rule.text, r.effect, r.source) for r in p.rules] == [("Bash(pytest:*)", "allow", "session")]
 
 
 def test_session_rule_for_compound_command(ws: Path) -> None:
     p = Permissions("auto-edit", ws)
-    p.allow_always(TOOLS["bash"], {"command": "cd src && make | tee log"})
+    saved = p.allow_always(TOOLS["bash"], {"command": "cd src && make | tee log"})
+    assert saved == ["Bash(cd:*)", "Bash(make:*)", "Bash(tee:*)"]
     assert decide(p, "bash", command="cd lib && make all") == "allow"
     assert decide(p, "bash", command="cd lib && make all | tee out; rm x") == "ask"
 
 
-def test_session_rule_for_edits(ws: Path, outside: Path) -> None:
+def test_session_rule_for_edits_is_the_file(ws: Path, outside: Path) -> None:
     p = Permissions("ask", ws)
     edit = TOOLS["edit_file"]
-    input = {"path": "a.py", "old_string": "a", "new_string": "b"}
-    assert p.describe_rule(edit, input) == "always allow edit_file inside the workspace this session"
+    input = {"path": "src/a.py", "old_string": "a", "new_string": "b"}
+    assert p.describe_rule(edit, input) == "always saves Edit(src/a.py) for this session"
     p.allow_always(edit, input)
-    assert decide(p, "edit_file", path="other/b.py", old_string="x", new_string="y") == "allow"
-    assert decide(p, "write_file", path="c.py", content="") == "ask"  # the rule is per tool
+    assert decide(p, "edit_file", path="src/a.py", old_string="x", new_string="y") == "allow"
+    assert decide(p, "write_file", path="src/a.py", content="") == "allow"  # the file, by either tool
+    assert decide(p, "edit_file", path="src/b.py", old_string="x", new_string="y") == "ask"
+    assert p.allow_always(TOOLS["write_file"], {"path": "a.py", "content": ""}) == ["Write(./a.py)"]
+    assert decide(p, "write_file", path="a.py", content="") == "allow"
+    assert decide(p, "write_file", path="sub/a.py", content="") == "ask"  # ./ anchors at the root
     assert decide(p, "edit_file", path=str(outside / "b.py"), old_string="x", new_string="y") == "ask"
 
 
@@ -128,9 +133,10 @@ def test_unknown_mode_is_refused(ws: Path) -> None:
         ("git log | head -5; ls", ["git", "head", "ls"]),
         ("echo 'a && b'", ["echo"]),
         ("ls\npwd", ["ls", "pwd"]),
-        ("echo $(whoami)", []),
-        ("echo `whoami`", []),
+        ("echo $(whoami)", ["echo", "whoami"]),
+        ("echo `whoami`", ["echo", "whoami"]),
         ("echo 'unterminated", []),
+        ("echo $(whoami) | tee x", ["echo", "whoami", "tee"]),
         ("", []),
     ],
 )

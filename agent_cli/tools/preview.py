@@ -1,0 +1,64 @@
+"""What a permission question shows: the full command for bash, the diff for edit_file/write_file.
+
+The diff is computed from the tool input and the file on disk, as the tool would change it; when the
+edit would fail (no match, a binary file), the preview says so instead of a diff.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_cli.tools.fs import display_path, resolve_path
+from agent_cli.tools.write import unified_diff
+
+MAX_PREVIEW_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class Preview:
+    kind: str  # "command" | "diff" | ""
+    text: str
+
+
+def permission_preview(tool_name: str, input: dict[str, Any], workspace: Path) -> Preview:
+    try:
+        if tool_name == "bash":
+            return Preview("command", str(input.get("command", "")))
+        if tool_name == "write_file":
+            path = resolve_path(workspace, str(input.get("path", "")))
+            return Preview("diff", _diff(_current(path), str(input.get("content", "")), workspace, path))
+        if tool_name == "edit_file":
+            return _edit_preview(input, workspace)
+    except Exception as exc:  # noqa: BLE001 - a preview must never break the question
+        return Preview("", f"(no preview: {exc})")
+    return Preview("", "")
+
+
+def _edit_preview(input: dict[str, Any], workspace: Path) -> Preview:
+    path = resolve_path(workspace, str(input.get("path", "")))
+    old, new = str(input.get("old_string", "")), str(input.get("new_string", ""))
+    text = _current(path)
+    if old == "":
+        return Preview("diff", _diff(text, new if not text else text, workspace, path))
+    if old not in text and "\r\n" in text:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    count = text.count(old)
+    if count == 0:
+        return Preview("", f"old_string is not in {display_path(workspace, path)}: the edit would fail")
+    updated = text.replace(old, new) if input.get("replace_all") is True else text.replace(old, new, 1)
+    return Preview("diff", _diff(text, updated, workspace, path))
+
+
+def _current(path: Path) -> str:
+    if not path.is_file():
+        return ""
+    data = path.read_bytes()[:MAX_PREVIEW_BYTES]
+    if b"\x00" in data[:8192]:
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def _diff(old: str, new: str, workspace: Path, path: Path) -> str:
+    return unified_diff(old, new, display_path(workspace, path)) or "(no change)"

@@ -1,0 +1,268 @@
+"""Permission rules in Claude Code's syntax, parsed: `Bash(git diff:*)`, `Edit(src/**)`, `mcp__srv`.
+
+A rule is a tool name, optionally with a specifier in parentheses:
+- `Bash` (every command), `Bash(npm test)` (exactly that command), `Bash(git diff:*)` (commands whose
+  words start with `git diff`), `Bash(npm run *)` (a `*` wildcard over the command text);
+- `Read(path)` applies to every tool that reads files (read_file, grep, glob, ls), `Edit(path)` and
+  `Write(path)` to every tool that writes them (edit_file, write_file). Paths are gitignore-style
+  globs: `src/**`, `*.env`; `./x` is anchored at the workspace, `~/x` at the home directory, `//x` is
+  absolute; `/x` is tried both as absolute and as anchored at the workspace (Claude Code reads it as
+  relative to the project), so a deny rule is never weaker than meant;
+- `mcp__server` (every tool of that MCP server), `mcp__server__tool`, or any other tool name.
+Tool names are case-insensitive and ours and Claude Code's are the same tool (`Read` = `read_file`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pathspec
+
+from agent_cli.tools.shell import SimpleCommand
+
+Effect = Literal["allow", "ask", "deny"]
+EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
+
+# Claude Code's names and ours, lowercased, to one canonical name per tool.
+_ALIASES = {
+    "bash": "bash",
+    "read": "read",
+    "read_file": "read",
+    "write": "write",
+    "write_file": "write",
+    "edit": "edit",
+    "edit_file": "edit",
+    "multiedit": "edit",
+    "notebookedit": "edit",
+    "grep": "grep",
+    "glob": "glob",
+    "ls": "ls",
+    "todowrite": "todo_write",
+    "todo_write": "todo_write",
+}
+READ_FAMILY = frozenset({"read", "grep", "glob", "ls"})
+WRITE_FAMILY = frozenset({"edit", "write"})
+_RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+class RuleError(ValueError):
+    """A rule that does not parse; the message names the rule and what is wrong."""
+
+
+def canonical_tool(name: str) -> str:
+    lowered = name.strip().lower()
+    return _ALIASES.get(lowered, lowered)
+
+
+@dataclass(frozen=True)
+class Rule:
+    tool: str  # canonical, lowercase
+    spec: str | None  # what is inside the parentheses; None for a bare tool name
+    text: str  # as the person wrote it (trimmed)
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        match = _RULE.match(text or "")
+        if not match:
+            raise RuleError(f"{text!r} is not a rule: write Tool or Tool(specifier), e.g. Bash(git diff:*)")
+        name, spec = match.group(1), match.group(2)
+        if spec is not None:
+            spec = spec.strip()
+            if not spec:
+                raise RuleError(f"{text!r}: the parentheses are empty (write {name} for every call)")
+            if spec in ("*", "**"):
+                spec = None  # Bash(*) = Bash
+        tool = canonical_tool(name)
+        if tool == "bash" and spec is not None:
+            try:
+                words = shlex.split(spec.removesuffix(":*"))
+            except ValueError as exc:
+                raise RuleError(f"{text!r}: the command does not parse ({exc})") from None
+            if not words:
+                raise RuleError(f"{text!r}: no command before ':*'")
+        return cls(tool, spec, text.strip())
+
+    # -- matching ----------------------------------------------------------------------------------
+    def names_tool(self, tool_name: str) -> bool:
+        """Whether a bare rule (no specifier) covers every call of this tool."""
+        if self.spec is not None:
+            return False
+        name = canonical_tool(tool_name)
+        if self.tool == name or (self.tool in WRITE_FAMILY and name in WRITE_FAMILY):
+            return True  # Edit and Write cover every tool that writes files
+        server = self.tool.removesuffix("__*")
+        return server.startswith("mcp__") and server.count("__") == 1 and name.startswith(server + "__")
+
+    def matches_command(self, command: SimpleCommand) -> bool:
+        """A `Bash(...)` rule against one simple command (a bare `Bash` matches every command)."""
+        if self.tool != "bash":
+            return False
+        if self.spec is None:
+            return True
+        if self.spec.endswith(":*"):
+            prefix = tuple(shlex.split(self.spec[:-2]))
+            return command.words[: len(prefix)] == prefix
+        if "*" in self.spec:
+            return fnmatch.fnmatchcase(command.text, self.spec)
+        return tuple(shlex.split(self.spec)) == command.words
+
+    def matches_path(self, tool_name: str, path: Path, workspace: Path, home: Path) -> bool:
+        """A `Read(...)` / `Edit(...)` / `Write(...)` rule against a path the tool reads or writes."""
+        name = canonical_tool(tool_name)
+        if self.spec is None:
+            return self.names_tool(tool_name)
+        family = (
+            READ_FAMILY if self.tool in READ_FAMILY else WRITE_FAMILY if self.tool in WRITE_FAMILY else None
+        )
+        if family is None or name not in family:
+            return False
+        return path_matches(self.spec, path, workspace, home)
+
+    def matches_target(self, tool_name: str, target: str) -> bool:
+        """Any other `Tool(spec)`: the spec as a wildcard over the call's label (its target)."""
+        return (
+            self.tool == canonical_tool(tool_name)
+            and self.spec is not None
+            and fnmatch.fnmatchcase(target, self.spec)
+        )
+
+
+@dataclass(frozen=True)
+class SourcedRule:
+    rule: Rule
+    effect: Effect
+    source: str  # "--allowed-tools", "config", ".claude/settings.json", "session", …
+
+
+def path_matches(spec: str, path: Path, workspace: Path, home: Path) -> bool:
+    if spec.startswith("//"):
+        bases = [(Path("/"), spec[1:])]
+    elif spec == "~" or spec.startswith("~/"):
+        bases = [(home, spec[1:] or "/**")]
+    elif spec.startswith("/"):
+        bases = [(Path("/"), spec), (workspace, spec)]
+    elif spec.startswith("./"):
+        bases = [(workspace, spec[1:])]
+    else:
+        bases = [(workspace, spec)]
+    candidates = {path}
+    try:
+        candidates.add(path.resolve())
+    except (OSError, RuntimeError):
+        pass
+    for base, pattern in bases:
+        for candidate in candidates:
+            rel = _relative(candidate, base)
+            if rel is not None and _compiled(pattern).match_file(rel):
+                return True
+    return False
+
+
+def _relative(path: Path, base: Path) -> str | None:
+    try:
+        rel = Path(os.path.normpath(path)).relative_to(os.path.normpath(base))
+    except ValueError:
+        return None
+    text = rel.as_posix()
+    return None if text in ("", ".") else text
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+def split_rule_list(text: str) -> list[str]:
+    """`--allowed-tools "Bash(git diff:*) Edit,Read(~/x y)"` -> the rules: commas and spaces separate
+    rules, except inside parentheses."""
+    rules: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (char == "," or char.isspace()):
+            if current:
+                rules.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if current:
+        rules.append("".join(current))
+    return rules
+
+
+def parse_rules(
+    texts: list[str] | tuple[str, ...], effect: Effect, source: str
+) -> tuple[list[SourcedRule], list[str]]:
+    """The rules that parse, and one warning line for each that does not (naming its source)."""
+    rules: list[SourcedRule] = []
+    warnings: list[str] = []
+    for text in texts:
+        try:
+            rules.append(SourcedRule(Rule.parse(str(text)), effect, source))
+        except RuleError as exc:
+            warnings.append(f"{source}: ignoring {effect} rule: {exc}")
+    return rules, warnings
+
+
+# -- the narrowest rule "always allow" saves ---------------------------------------------------------
+
+# Commands whose second word picks what they do: `git diff` is a different thing from `git push`.
+SUBCOMMAND_TOOLS = frozenset(
+    {
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cargo",
+        "go",
+        "docker",
+        "kubectl",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "gh",
+    }
+)
+_UNSAFE_WORD = re.compile(r"[$`*?\[\]{}()<>|;&\\\n]")
+
+
+def command_rule(command: SimpleCommand) -> str | None:
+    """`pytest -q tests/x.py` -> `Bash(pytest:*)`; `git diff HEAD` -> `Bash(git diff:*)`;
+    `python -m pytest -x` -> `Bash(python -m pytest:*)`. None when the command name is not plain."""
+    words = command.words
+    if not words or _UNSAFE_WORD.search(words[0]):
+        return None
+    take = 1
+    if words[0] in SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
+        take = 2
+    elif words[0] in ("python", "python3") and len(words) > 2 and words[1] == "-m":
+        take = 3
+    prefix = words[:take]
+    if any(_UNSAFE_WORD.search(w) for w in prefix):
+        prefix = words[:1]
+    return f"Bash({' '.join(shlex.quote(w) for w in prefix)}:*)"
+
+
+def path_rule(tool: str, path: Path, workspace: Path, suffix: str = "") -> str:
+    """`Edit(src/app.py)` (anchored at the workspace), or `Read(//abs/dir/**)` outside it."""
+    rel = _relative(path, workspace)
+    if rel is None:
+        return f"{tool}(/{_escape(path.as_posix())}{suffix})"
+    return f"{tool}({_escape(rel) if '/' in rel else './' + _escape(rel)}{suffix})"
+
+
+def _escape(text: str) -> str:
+    return re.sub(r"([*?\[\]\\!])", r"\\\1", text)

@@ -1,0 +1,71 @@
+"""Rules from flags, config and the workspace's settings files; a workspace's allow rules need trust."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from agent_cli.agent.config import Config, PermissionRules
+from agent_cli.agent.permission_sources import gather_rules
+
+
+def _settings(ws: Path, name: str, data: object) -> None:
+    path = ws / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+
+
+def _listed(gathered) -> list[tuple[str, str, str]]:
+    return [(r.rule.text, r.effect, r.source) for r in gathered.rules]
+
+
+def test_every_source_with_its_name(tmp_path: Path) -> None:
+    ws = tmp_path
+    _settings(
+        ws, ".claude/settings.json", {"permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(.env)"]}}
+    )
+    _settings(ws, ".agent/settings.json", {"permissions": {"ask": ["Bash(git push:*)"]}, "hooks": {}})
+    config = replace(
+        Config(),
+        flag_permissions=PermissionRules(allow=("Bash(echo:*)",), deny=("Bash(rm:*)",)),
+        permissions=PermissionRules(allow=("Edit(src/**)",)),
+        workspace_permissions=PermissionRules(allow=("Bash",), deny=("WebFetch",)),
+    )
+    trusted = gather_rules(config, ws, trusted=True)
+    assert _listed(trusted) == [
+        ("Bash(echo:*)", "allow", "--allowed-tools"),
+        ("Bash(rm:*)", "deny", "--disallowed-tools"),
+        ("Edit(src/**)", "allow", "user config"),
+        ("Bash", "allow", ".agent/config.toml"),
+        ("WebFetch", "deny", ".agent/config.toml"),
+        ("Bash(npm test)", "allow", ".claude/settings.json"),
+        ("Read(.env)", "deny", ".claude/settings.json"),
+        ("Bash(git push:*)", "ask", ".agent/settings.json"),
+    ]
+    assert trusted.warnings == ()
+
+    untrusted = gather_rules(config, ws, trusted=False)
+    listed = _listed(untrusted)
+    assert ("Bash", "allow", ".agent/config.toml") not in listed
+    assert ("Bash(npm test)", "allow", ".claude/settings.json") not in listed
+    assert ("Read(.env)", "deny", ".claude/settings.json") in listed  # deny rules always apply
+    assert ("WebFetch", "deny", ".agent/config.toml") in listed
+    assert any("allow rules ignored" in w and ".claude/settings.json" in w for w in untrusted.warnings)
+
+
+def test_a_bad_file_or_rule_is_one_line_and_the_rest_works(tmp_path: Path) -> None:
+    _settings(tmp_path, ".claude/settings.json", "{not json")
+    _settings(tmp_path, ".claude/settings.local.json", {"permissions": {"deny": "Bash", "ask": ["Bash(x"]}})
+    _settings(tmp_path, ".agent/settings.json", {"permissions": {"deny": ["Bash(rm:*)"]}})
+    config = replace(Config(), flag_permissions=PermissionRules(allow=("Bash(echo:*)", "Edit(")))
+    gathered = gather_rules(config, tmp_path, trusted=True)
+    assert _listed(gathered) == [
+        ("Bash(echo:*)", "allow", "--allowed-tools"),
+        ("Bash(rm:*)", "deny", ".agent/settings.json"),
+    ]
+    text = "\n".join(gathered.warnings)
+    assert len(gathered.warnings) == 4, text
+    assert ".claude/settings.json: not valid JSON" in text
+    assert ".claude/settings.local.json: permissions.deny must be a list" in text
+    assert "'Bash(x'" in text and "'Edit('" in text

@@ -46,6 +46,10 @@ class AgentBackend(Protocol):
         """Run a prompt (or a slash command when `text` starts with '/'); ends with TurnFinished."""
         ...
 
+    def set_permission_mode(self, mode: str) -> None:
+        """Switch the permission mode now (Shift+Tab, plan approval); ValueError on an unknown mode."""
+        ...
+
     def interrupt(self) -> None:
         """Stop the running turn: the stream is cancelled, open tool calls get an 'interrupted' result."""
         ...
@@ -82,7 +86,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("memory", "", "show the session-memory note"),
     CommandSpec("todo", "", "show the todo list"),
     CommandSpec(
-        "permissions", "[ask|auto-edit|yolo]", "show or change the permission mode", PERMISSION_MODES
+        "permissions",
+        "[mode | allow|ask|deny|revoke RULE]",
+        "show the mode and rules; change the mode; add or revoke a rule (e.g. allow Bash(npm test:*))",
+        (*PERMISSION_MODES, "allow", "deny", "revoke"),
     ),
     CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
     CommandSpec(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, CommandSpec  # noqa: F401 - COMMANDS re-exported
 from agent_cli.agent.config import PERMISSION_MODES
 from agent_cli.agent.loop import compacted_event
+from agent_cli.agent.permission_commands import change_rule, permissions_data, permissions_text
 from agent_cli.agent.rewind import parse_args as parse_rewind
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished
@@ -160,19 +161,18 @@ async def _todo(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
 
 
 async def _permissions(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+    verb, _, rule = arg.partition(" ")
+    if verb in ("allow", "deny", "revoke") or (verb == "ask" and rule.strip()):
+        return change_rule(session, verb, rule.strip())
     if arg:
         if arg not in PERMISSION_MODES:
             return CommandResult(
-                "permissions", f"Unknown mode {arg!r}: use {', '.join(PERMISSION_MODES)}.", is_error=True
+                "permissions",
+                f"Unknown mode {arg!r}: use {', '.join(PERMISSION_MODES)}, or allow|ask|deny|revoke RULE.",
+                is_error=True,
             )
         session.set_permission_mode(arg)
-    return CommandResult(
-        "permissions",
-        f"Permission mode: {session.permission_mode}. Modes: ask (read-only tools "
-        "run; edits and bash ask), auto-edit (edits run; bash asks), yolo (everything runs; writes "
-        "outside the workspace still ask).",
-        {"mode": session.permission_mode},
-    )
+    return CommandResult("permissions", permissions_text(session), permissions_data(session))
 
 
 async def _export(session: AgentSession, arg: str, emit: Emit) -> CommandResult:

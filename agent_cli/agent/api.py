@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from agent_cli.core.events import ContextStatus, Event
 from agent_cli.core.types import Message
 from agent_cli.llm.models import known_models
+from agent_cli.tools.permissions import CYCLE as MODE_CYCLE  # noqa: F401 - Shift+Tab in the TUI
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES
 
 
@@ -37,6 +38,7 @@ class AgentBackend(Protocol):
     session_id: str
     model: str
     permission_mode: str
+    mode_before_plan: str  # where approving a plan returns to
 
     def status(self) -> ContextStatus:
         """The context gauge's numbers right now."""

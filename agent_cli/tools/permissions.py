@@ -249,7 +249,8 @@ class Permissions:
         """What "always allow" would save, in words for the permission modal."""
         rules = self.always_rules(tool, input)
         if rules:
-            return "always saves " + ", ".join(rules) + " for this session"
+            noun = "rule" if len(rules) == 1 else "rules"
+            return f"saves the {noun} {', '.join(rules)} for this session"
         if self._paths(tool, input) and not tool.read_only:
             return "writes outside the workspace always ask; always allows only this call"
         if canonical_tool(tool.name) == "bash":

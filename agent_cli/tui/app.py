@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.widgets import Collapsible
 from textual.worker import Worker, WorkerState
 
-from agent_cli.agent.api import AgentBackend
+from agent_cli.agent.api import MODE_CYCLE, AgentBackend
 from agent_cli.core.events import (
     CommandResult,
     ContextStatus,
@@ -31,8 +31,10 @@ from agent_cli.tui.backend_reader import BackendReader
 from agent_cli.tui.commands import command_name, local_help, merged_commands
 from agent_cli.tui.completion import argument_choices
 from agent_cli.tui.double_press import DoublePress
+from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.context_screen import ContextScreen
 from agent_cli.tui.screens.permission_screen import PermissionScreen, ask_permission
+from agent_cli.tui.screens.plan_screen import PlanScreen
 from agent_cli.tui.screens.rewind_screen import RewindScreen
 from agent_cli.tui.screens.sessions_screen import SessionsScreen
 from agent_cli.tui.screens.text_screen import TextScreen
@@ -50,6 +52,7 @@ from agent_cli.tui.widgets.user_message import UserMessage
 BackendLoader = Callable[[], Awaitable[AgentBackend]]
 QUIT_HINT = "press Ctrl+C again to quit"
 BUSY_HINT = "working · Esc to interrupt"
+PLAN_APPROVED = "The plan is approved: go ahead."
 
 
 class AgentApp(App[None]):
@@ -59,6 +62,7 @@ class AgentApp(App[None]):
         Binding("escape", "interrupt", "interrupt", show=False, priority=True),
         Binding("ctrl+c", "ctrl_c", "interrupt / quit", show=False, priority=True),
         Binding("ctrl+l", "clear_screen", "clear screen", show=False),
+        Binding("shift+tab", "cycle_mode", "permission mode", show=False, priority=True),
     ]
     long_text_lines = 40  # command output longer than this opens in the text viewer
 
@@ -79,6 +83,9 @@ class AgentApp(App[None]):
         self._initial_prompt = initial_prompt
         self._quit_press = DoublePress(quit_window, clock)
         self._rewind_press = DoublePress(1.0, clock)
+        self._clock = clock
+        self._last_prompt_key: float | None = None  # when the person last typed in the prompt
+        self._finished: TurnFinished | None = None
         self._loading = False
         self._turn: Worker[None] | None = None
         self._pending: list[str] = []
@@ -248,6 +255,26 @@ class AgentApp(App[None]):
         await self.transcript.add(UserMessage(text))
         self._turn = self._run_turn(text)
 
+    async def _after_turn(self) -> None:
+        """Queued messages run first; else a finished plan-mode turn offers its plan for approval."""
+        finished, backend = self._finished, self.backend
+        if self._pending or backend is None or finished is None or backend.permission_mode != "plan":
+            await self._run_next_pending()
+            return
+        if finished.stop_reason != "end_turn" or not finished.result.strip():
+            return
+        back_to = getattr(backend, "mode_before_plan", "ask") or "ask"
+
+        def answered(approved: bool | None) -> None:
+            if approved:
+                self._set_mode(back_to)
+                self.call_later(self.run_prompt, PLAN_APPROVED)
+            else:
+                self.prompt.focus_input()
+
+        guard = KeyGuard(self._clock, last_key_at=self._last_prompt_key)
+        self.push_screen(PlanScreen(finished.result, back_to, guard), callback=answered)
+
     async def _run_next_pending(self) -> None:
         if self._pending and not self.turn_running and self.backend is not None:
             await self.run_prompt(self._pending.pop(0))
@@ -257,6 +284,7 @@ class AgentApp(App[None]):
         backend, renderer = self.backend, self.renderer
         assert backend is not None and renderer is not None
         self._interrupting = False
+        self._finished = None
         self.activity.show(BUSY_HINT, busy=True)
         await renderer.begin_turn()
         finished = False
@@ -274,14 +302,15 @@ class AgentApp(App[None]):
                 await renderer.end_turn(None if self._interrupting else TurnFinished(stop_reason="end_turn"))
             self.activity.show("")
             self._refresh_status()
-            self.call_later(self._run_next_pending)
+            self.call_later(self._after_turn)
 
     async def _dispatch(self, event: Event) -> None:
         assert self.renderer is not None
         if isinstance(event, PermissionRequest):
             renderer = self.renderer
             await renderer.permission_pending(event)
-            ask_permission(self, event, lambda decision: renderer.permission_answered(event, decision))
+            guard = KeyGuard(self._clock, last_key_at=self._last_prompt_key)
+            ask_permission(self, event, lambda decision: renderer.permission_answered(event, decision), guard)
         elif isinstance(event, UsageUpdate):
             self.status_bar.set_usage(event.cost_usd, event.cache_hit_rate)
         elif isinstance(event, ContextUpdate):
@@ -289,6 +318,8 @@ class AgentApp(App[None]):
         elif isinstance(event, CommandResult):
             await self._command_result(event)
         else:
+            if isinstance(event, TurnFinished):
+                self._finished = event
             await self.renderer.handle(event)
 
     async def _command_result(self, event: CommandResult) -> None:
@@ -347,6 +378,30 @@ class AgentApp(App[None]):
         self.push_screen(RewindScreen(prompts), callback=picked)
 
     # -- keys --------------------------------------------------------------------------------------
+    def on_prompt_input_edited(self, message: PromptInput.Edited) -> None:
+        self._last_prompt_key = self._clock()
+
+    def on_permission_screen_typed_through(self, message: PermissionScreen.TypedThrough) -> None:
+        self._last_prompt_key = self._clock()
+        self.prompt.type_through(message.key, message.character)
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: ask → auto-edit → plan → ask (yolo only by flag or /permissions)."""
+        if len(self.screen_stack) > 1 or self.backend is None:
+            raise SkipAction()
+        current = self.backend.permission_mode
+        self._set_mode(
+            MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)] if current in MODE_CYCLE else "ask"
+        )
+
+    def _set_mode(self, mode: str) -> None:
+        try:
+            assert self.backend is not None
+            self.backend.set_permission_mode(mode)
+        except Exception as exc:  # noqa: BLE001 - the app stays up and says why
+            self._backend_error(f"could not switch to {mode}: {exc}")
+        self._refresh_status()
+
     def action_interrupt(self) -> None:
         if len(self.screen_stack) > 1:
             raise SkipAction()
@@ -415,6 +470,7 @@ def create_app(
     backend_loader: BackendLoader | None = None,
     startup_error: str | None = None,
     initial_prompt: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> AgentApp:
     """The TUI. Give a ready `backend`, or a `backend_loader` the app awaits after its first paint;
     `startup_error` (e.g. no API key) is shown prominently and the prompt still takes /help and /quit."""
@@ -423,4 +479,5 @@ def create_app(
         backend_loader=backend_loader,
         startup_error=startup_error,
         initial_prompt=initial_prompt,
+        clock=clock,
     )

@@ -38,9 +38,9 @@ async def test_the_question_carries_the_diff_and_the_command(workspace):
     edit, bash = asked
     assert edit.detail_kind == "diff"
     assert "-    return a - b\n+    return a + b" in edit.detail and "b/app.py" in edit.detail
-    assert edit.rule == "always saves Edit(./app.py) for this session"
+    assert edit.rule == "saves the rule Edit(./app.py) for this session"
     assert (bash.detail_kind, bash.detail, bash.cwd) == ("command", "pytest -q tests/x.py", str(workspace))
-    assert bash.rule == "always saves Bash(pytest:*) for this session"
+    assert bash.rule == "saves the rule Bash(pytest:*) for this session"
 
 
 async def test_always_allow_saves_the_narrow_rule_and_says_so(workspace):

@@ -84,7 +84,7 @@ def test_session_rule_for_bash_prefix(ws: Path) -> None:
     p = Permissions("ask", ws)
     tool = TOOLS["bash"]
     assert p.describe_rule(tool, {"command": "pytest -q tests"}) == (
-        "always saves Bash(pytest:*) for this session"
+        "saves the rule Bash(pytest:*) for this session"
     )
     assert p.allow_always(tool, {"command": "pytest -q tests"}) == ["Bash(pytest:*)"]
     assert decide(p, "bash", command="pytest tests/tools -x") == "allow"
@@ -108,7 +108,7 @@ def test_session_rule_for_edits_is_the_file(ws: Path, outside: Path) -> None:
     p = Permissions("ask", ws)
     edit = TOOLS["edit_file"]
     input = {"path": "src/a.py", "old_string": "a", "new_string": "b"}
-    assert p.describe_rule(edit, input) == "always saves Edit(src/a.py) for this session"
+    assert p.describe_rule(edit, input) == "saves the rule Edit(src/a.py) for this session"
     p.allow_always(edit, input)
     assert decide(p, "edit_file", path="src/a.py", old_string="x", new_string="y") == "allow"
     assert decide(p, "write_file", path="src/a.py", content="") == "allow"  # the file, by either tool

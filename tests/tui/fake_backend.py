@@ -45,6 +45,10 @@ class Ask:
     reason: str = "bash runs commands; ask mode asks first"
     output: str = "ok"
     duration: float = 0.5
+    rule: str = ""
+    detail: str = ""
+    detail_kind: str = ""
+    cwd: str = ""
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
@@ -119,6 +123,8 @@ class FakeBackend:
         self.session_id = "s-current"
         self.model = model
         self.permission_mode = permission_mode
+        self.mode_before_plan = "ask"
+        self.modes: list[str] = []  # every set_permission_mode, in order
         self._status = status or ContextStatus(used=51_200, budget=200_000)
         self._conversation = list(conversation or [])
         self._sessions = list(sessions or [])
@@ -160,6 +166,12 @@ class FakeBackend:
     def conversation(self) -> list[Message]:
         return list(self._conversation)
 
+    def set_permission_mode(self, mode: str) -> None:
+        if mode == "plan" and self.permission_mode != "plan":
+            self.mode_before_plan = self.permission_mode
+        self.permission_mode = mode
+        self.modes.append(mode)
+
     def interrupt(self) -> None:
         self.interrupts += 1
         self.log.append("interrupt")
@@ -197,7 +209,8 @@ class FakeBackend:
             yield TurnFinished(stop_reason="interrupted", is_error=True)
         else:
             self.log.append("finished")
-            yield TurnFinished(stop_reason="end_turn", result="done", num_turns=1)
+            said = "".join(s.text for s in steps if isinstance(s, TextDelta))
+            yield TurnFinished(stop_reason="end_turn", result=said or "done", num_turns=1)
 
     async def _wait(self, awaitable: Any) -> None:
         assert self._interrupted is not None
@@ -210,7 +223,16 @@ class FakeBackend:
     async def _ask(self, step: Ask) -> AsyncIterator[Event]:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.log.append(f"ask:{step.call.name}")
-        yield PermissionRequest(call=step.call, target=step.target, reason=step.reason, future=future)
+        yield PermissionRequest(
+            call=step.call,
+            target=step.target,
+            reason=step.reason,
+            rule=step.rule,
+            detail=step.detail,
+            detail_kind=step.detail_kind,
+            cwd=step.cwd,
+            future=future,
+        )
         await self._wait(asyncio.shield(future))
         if not future.done():
             future.cancel()

@@ -4,7 +4,7 @@ lets bash run; /context shows the engine's breakdown."""
 
 from __future__ import annotations
 
-from tui_helpers import type_text, wait_until
+from tui_helpers import FakeClock, type_text, wait_until
 
 from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
@@ -26,13 +26,15 @@ def _session(workspace) -> AgentSession:
 
 
 async def test_a_turn_on_the_real_backend_matches_the_engines_numbers(workspace):
-    session = _session(workspace)
-    app = create_app(backend=session)
+    session, clock = _session(workspace), FakeClock()
+    app = create_app(backend=session, clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         await type_text(pilot, "make a file")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PermissionScreen")
         assert not (workspace / "made.txt").exists()  # nothing runs before the answer
+        clock.advance(5)  # the modal takes an answer only after a pause
+        await wait_until(pilot, lambda: app.screen.armed_shown)
         await pilot.press("enter")  # allow once
         await wait_until(pilot, lambda: not app.turn_running)
         assert (workspace / "made.txt").read_text() == "hi\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fake_backend import Ask, FakeBackend, Pause, tool_call
 from textual.pilot import Pilot
 from textual.widgets import Markdown
-from tui_helpers import type_text, wait_until
+from tui_helpers import FakeClock, type_text, wait_until
 
 from agent_cli.core.events import (
     ContextStatus,
@@ -20,6 +20,7 @@ from agent_cli.core.events import (
     UsageUpdate,
 )
 from agent_cli.tui.app import AgentApp, create_app
+from agent_cli.tui.screens.permission_screen import PermissionScreen
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.compaction_notice import CompactionNotice
 
@@ -106,15 +107,54 @@ def test_context_screen(snap_compare) -> None:
 
 
 def test_permission_modal(snap_compare) -> None:
-    ask = Ask(call=tool_call("p1", "bash", command="rm -rf build dist"), target="rm -rf build dist")
+    """Armed (the key hints lit), with the full command, where it runs and the rule "always" saves."""
+    ask = Ask(
+        call=tool_call("p1", "bash", command="rm -rf build dist"),
+        target="rm -rf build dist",
+        reason="`rm -rf build dist` is not allowed by any rule",
+        rule="saves the rule Bash(rm:*) for this session",
+        detail="rm -rf build dist",
+        detail_kind="command",
+        cwd="/home/dev/project",
+    )
     backend = FakeBackend({"clean the build output": [TextDelta(text="Removing the build output."), ask]})
+    clock = FakeClock()
 
     async def run_before(pilot: Pilot) -> None:
         await submit(pilot, "clean the build output")
         await wait_until(pilot, lambda: "ask:bash" in backend.log)
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
+        clock.advance(5)
+        await wait_until(pilot, lambda: pilot.app.screen.armed_shown)
         await settle(pilot)
 
-    assert snap_compare(quiet(create_app(backend=backend)), terminal_size=SIZE, run_before=run_before)
+    app = quiet(create_app(backend=backend, clock=clock))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_edit_permission_modal_shows_the_diff(snap_compare) -> None:
+    """Before it is armed: the hint says keys go to the prompt; the diff is highlighted."""
+    diff = (
+        "--- a/src/parse.py\n+++ b/src/parse.py\n@@ -1,4 +1,4 @@\n def split_fields(line):\n"
+        "-    return line.split(',')[:-1]\n+    return [f for f in line.split(',') if f]\n"
+    )
+    ask = Ask(
+        call=tool_call("e1", "edit_file", path="src/parse.py", old_string="x", new_string="y"),
+        target="src/parse.py",
+        reason="edit_file asks in ask mode",
+        rule="saves the rule Edit(src/parse.py) for this session",
+        detail=diff,
+        detail_kind="diff",
+    )
+    backend = FakeBackend({"fix it": [ask]})
+
+    async def run_before(pilot: Pilot) -> None:
+        await submit(pilot, "fix it")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
+        await settle(pilot)
+
+    app = quiet(create_app(backend=backend, clock=FakeClock()))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_compaction_notice_expanded(snap_compare) -> None:

@@ -18,3 +18,16 @@ async def wait_until(pilot: Pilot, condition: Callable[[], bool], *, steps: int 
 
 async def type_text(pilot: Pilot, text: str) -> None:
     await pilot.press(*("space" if char == " " else char for char in text))
+
+
+class FakeClock:
+    """A clock the tests move by hand (the app's and the modals' timing reads it)."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds

@@ -1,4 +1,10 @@
-"""The permission modal: allow once (Enter), always for this session (a), or deny (d, Esc).
+"""The permission modal: allow once (Enter), always (a: the rule it saves is shown), or deny (d, Esc).
+
+It cannot be answered by accident. Keys that belong to typing in progress — before the modal has been
+on screen half a second, or less than a second after the previous key typed — go on to the prompt
+(posted as `TypedThrough`), never to the modal; Space never answers; the key hints and buttons light up
+only once it is armed (tui/key_guard.py). Esc (deny) always works: denying is never the harmful
+answer. It shows what is judged: the full command and where it runs for bash, the diff for edits.
 
 It dismisses with the decision; whoever pushed it resolves the loop's Future with it. Nothing runs
 before the answer: the backend awaits that Future.
@@ -9,60 +15,162 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.syntax import Syntax
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent_cli.core.events import PermissionDecision, PermissionRequest
+from agent_cli.tui.key_guard import KeyGuard
+
+VERBS = {"bash": "bash", "edit_file": "edit", "write_file": "write", "read_file": "read"}
+ANSWER_KEYS: dict[str, PermissionDecision] = {
+    "enter": "allow_once",
+    "y": "allow_once",
+    "a": "allow_always",
+    "d": "deny",
+    "n": "deny",
+}
+SCROLL_KEYS = {
+    "up": "scroll_up",
+    "down": "scroll_down",
+    "pageup": "scroll_page_up",
+    "pagedown": "scroll_page_down",
+}
+ARMED_HINT = "Enter allow once · a always · d or Esc deny · ↑↓ scroll"
+TYPING_HINT = "keys go to your message while you type · pause to answer · Esc denies"
 
 
 class PermissionScreen(ModalScreen[PermissionDecision]):
     CSS_PATH = "permission_screen.tcss"
-    BINDINGS = [
-        Binding("a", "decide('allow_always')", "always for this session"),
-        Binding("d,escape", "decide('deny')", "deny"),
-        Binding("enter", "decide('allow_once')", "allow once", show=False),
-        Binding("left", "app.focus_previous", show=False),
-        Binding("right", "app.focus_next", show=False),
-    ]
 
-    def __init__(self, tool: str, target: str = "", reason: str = "") -> None:
+    class TypedThrough(Message):
+        """A key that belonged to typing in progress: the app puts it in the prompt."""
+
+        def __init__(self, key: str, character: str | None) -> None:
+            super().__init__()
+            self.key = key
+            self.character = character
+
+    def __init__(
+        self,
+        tool: str,
+        target: str = "",
+        reason: str = "",
+        *,
+        rule: str = "",
+        detail: str = "",
+        detail_kind: str = "",
+        cwd: str = "",
+        guard: KeyGuard | None = None,
+    ) -> None:
         super().__init__()
         self.tool = tool
         self.target = target
         self.reason = reason
+        self.rule = rule
+        self.detail = detail
+        self.detail_kind = detail_kind
+        self.cwd = cwd
+        self.guard = guard or KeyGuard()
+        self.armed_shown = False
+
+    @property
+    def title_text(self) -> str:
+        verb = VERBS.get(self.tool, self.tool)
+        if self.tool == "bash" or not self.target:
+            return f"Allow {verb}?"
+        target = self.target if len(self.target) <= 60 else self.target[:59] + "…"
+        return f"Allow {verb} {target}?"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="permission-dialog") as dialog:
             dialog.border_title = "permission needed"
-            yield Static(Text.assemble("Allow ", (self.tool, "bold"), "?"), id="permission-title")
-            if self.target:
-                yield Static(Text(self.target), id="permission-target")
+            yield Static(Text(self.title_text, style="bold"), id="permission-title")
+            body = self._body()
+            if body is not None:
+                with VerticalScroll(id="permission-detail", can_focus=False):
+                    yield Static(body, id="permission-detail-text")
+            if self.detail_kind == "command" and self.cwd:
+                yield Static(Text.assemble(("in ", "dim"), self.cwd), id="permission-cwd")
             if self.reason:
                 yield Static(Text(self.reason), id="permission-reason")
+            if self.rule:
+                yield Static(Text.assemble(("Always (a) ", "bold"), self.rule), id="permission-rule")
             with Horizontal(id="permission-buttons"):
-                yield Button("Allow once ⏎", id="allow_once", variant="primary")
-                yield Button("Always this session (a)", id="allow_always", variant="default")
-                yield Button("Deny (d/Esc)", id="deny", variant="error")
+                yield _button("Allow once ⏎", "allow_once", "primary")
+                yield _button("Always (a)", "allow_always", "default")
+                yield _button("Deny (d/Esc)", "deny", "error")
+            yield Static(TYPING_HINT, id="permission-hint")
+
+    def _body(self) -> Syntax | Text | None:
+        text = (self.detail or self.target).rstrip("\n")
+        if not text:
+            return None
+        if self.detail_kind == "diff":
+            return Syntax(text, "diff", theme="ansi_dark", word_wrap=True, background_color="default")
+        if self.detail_kind == "command" or self.tool == "bash":
+            return Syntax(text, "bash", theme="ansi_dark", word_wrap=True, background_color="default")
+        return Text(text)
 
     def on_mount(self) -> None:
-        self.query_one("#allow_once", Button).focus()
+        self.guard.shown()
+        self._refresh_armed()
+        self.set_interval(0.05, self._refresh_armed)
+
+    def _refresh_armed(self) -> None:
+        armed = self.guard.armed
+        if armed == self.armed_shown:
+            return
+        self.armed_shown = armed
+        self.set_class(armed, "-armed")
+        self.query_one("#permission-hint", Static).update(ARMED_HINT if armed else TYPING_HINT)
+        for button in self.query(Button):
+            button.disabled = not armed
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.key == "escape":
+            self.dismiss("deny")
+            return
+        if event.key in SCROLL_KEYS and self.query("#permission-detail"):
+            getattr(self.query_one("#permission-detail", VerticalScroll), SCROLL_KEYS[event.key])()
+            return
+        decision = ANSWER_KEYS.get(event.key)
+        if self.guard.armed and decision is not None:
+            self.dismiss(decision)
+            return
+        if event.key == "space" and self.guard.armed:
+            return  # Space never answers (it is the key most likely to be typing)
+        if event.is_printable or event.key in ("enter", "backspace"):
+            self.guard.typed()
+            self._refresh_armed()
+            if event.key != "enter":  # Enter is kept from the prompt: nothing is sent behind a question
+                self.post_message(self.TypedThrough(event.key, event.character))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         decision = event.button.id
-        if decision in ("allow_once", "allow_always", "deny"):
+        if self.guard.armed and decision in ("allow_once", "allow_always", "deny"):
             self.dismiss(decision)  # type: ignore[arg-type]
 
-    def action_decide(self, decision: PermissionDecision) -> None:
-        self.dismiss(decision)
+
+def _button(label: str, id: str, variant: str) -> Button:
+    button = Button(label, id=id, variant=variant, disabled=True)  # type: ignore[arg-type]
+    button.can_focus = False  # Enter and Space on a focused button would answer without arming
+    return button
 
 
 def ask_permission(
-    app: App[Any], event: PermissionRequest, on_answer: Callable[[PermissionDecision], None] | None = None
+    app: App[Any],
+    event: PermissionRequest,
+    on_answer: Callable[[PermissionDecision], None] | None = None,
+    guard: KeyGuard | None = None,
 ) -> PermissionScreen | None:
     """Show the modal for `event`; the answer resolves `event.future` (then `on_answer` runs).
 
@@ -71,7 +179,16 @@ def ask_permission(
     future = event.future
     if future is None or future.done():
         return None
-    screen = PermissionScreen(event.call.name if event.call else "tool", event.target, event.reason)
+    screen = PermissionScreen(
+        event.call.name if event.call else "tool",
+        event.target,
+        event.reason,
+        rule=event.rule,
+        detail=event.detail,
+        detail_kind=event.detail_kind,
+        cwd=event.cwd,
+        guard=guard,
+    )
 
     def answer(decision: PermissionDecision | None) -> None:
         decision = decision or "deny"

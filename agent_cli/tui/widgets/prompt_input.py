@@ -107,6 +107,9 @@ class PromptInput(Vertical):
     }
     """
 
+    class Edited(Message):
+        """The text changed (typing): a question that pops up now must not take the next keys."""
+
     class Submitted(Message):
         """The person pressed Enter on a non-empty prompt."""
 
@@ -156,6 +159,13 @@ class PromptInput(Vertical):
     def focus_input(self) -> None:
         self.text_area.focus()
 
+    def type_through(self, key: str, character: str | None) -> None:
+        """A key a modal passed on because it belonged to typing in progress."""
+        if key == "backspace":
+            self.text_area.action_delete_left()
+        elif character and character.isprintable():
+            self.text_area.insert(character)
+
     # -- completion --------------------------------------------------------------------------------
     @property
     def completions_shown(self) -> bool:
@@ -163,6 +173,7 @@ class PromptInput(Vertical):
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
+        self.post_message(self.Edited())
         if self._quiet_text is not None and self.text == self._quiet_text:
             self.hide_completions()
             return

@@ -1,0 +1,90 @@
+"""The finished plan, shown for approval when a plan-mode turn ends.
+
+Approve (Enter or y) switches back to the mode from before planning and lets the model go ahead;
+reject (n or Esc) stays in plan mode so the person can say what to change. Like the permission
+modal, it cannot be answered by keys that were typing in progress (tui/key_guard.py).
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Markdown, Static
+
+from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.screens.permission_screen import PermissionScreen
+
+ARMED_HINT = "Enter or y approve · n or Esc keep planning · ↑↓ scroll"
+TYPING_HINT = "keys go to your message while you type · pause to answer · Esc keeps planning"
+SCROLL_KEYS = {
+    "up": "scroll_up",
+    "down": "scroll_down",
+    "pageup": "scroll_page_up",
+    "pagedown": "scroll_page_down",
+}
+
+
+class PlanScreen(ModalScreen[bool]):
+    CSS_PATH = "permission_screen.tcss"
+
+    def __init__(self, plan: str, back_to: str, guard: KeyGuard | None = None) -> None:
+        super().__init__()
+        self.plan = plan
+        self.back_to = back_to
+        self.guard = guard or KeyGuard()
+        self.armed_shown = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="permission-dialog") as dialog:
+            dialog.border_title = "plan ready"
+            yield Static(f"Approve this plan and switch to {self.back_to} mode?", id="permission-title")
+            with VerticalScroll(id="permission-detail", can_focus=False):
+                yield Markdown(self.plan)
+            with Horizontal(id="permission-buttons"):
+                for label, id, variant in (
+                    ("Approve ⏎", "approve", "primary"),
+                    ("Keep planning (n/Esc)", "reject", "default"),
+                ):
+                    button = Button(label, id=id, variant=variant, disabled=True)  # type: ignore[arg-type]
+                    button.can_focus = False
+                    yield button
+            yield Static(TYPING_HINT, id="permission-hint")
+
+    def on_mount(self) -> None:
+        self.guard.shown()
+        self._refresh_armed()
+        self.set_interval(0.05, self._refresh_armed)
+
+    def _refresh_armed(self) -> None:
+        armed = self.guard.armed
+        if armed == self.armed_shown:
+            return
+        self.armed_shown = armed
+        self.set_class(armed, "-armed")
+        self.query_one("#permission-hint", Static).update(ARMED_HINT if armed else TYPING_HINT)
+        for button in self.query(Button):
+            button.disabled = not armed
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.key == "escape":
+            self.dismiss(False)
+        elif event.key in SCROLL_KEYS:
+            getattr(self.query_one("#permission-detail", VerticalScroll), SCROLL_KEYS[event.key])()
+        elif self.guard.armed and event.key in ("enter", "y", "n"):
+            self.dismiss(event.key != "n")
+        elif event.is_printable or event.key in ("enter", "backspace"):
+            if event.key == "space" and self.guard.armed:
+                return
+            self.guard.typed()
+            self._refresh_armed()
+            if event.key != "enter":
+                self.post_message(PermissionScreen.TypedThrough(event.key, event.character))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.guard.armed:
+            self.dismiss(event.button.id == "approve")

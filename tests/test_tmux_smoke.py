@@ -1,5 +1,6 @@
 """The TUI in a real terminal: `agent --demo` in tmux, a typed task, a permission answered with Enter,
-the streamed answer and the context gauge on screen. Skipped where tmux is missing."""
+the streamed answer and the context gauge on screen; and a sentence typed while a command runs that
+must not answer the permission modal popping up for `rm`. Skipped where tmux is missing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import uuid
 import pytest
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+ARMED = "Enter allow once"  # the modal's key hint once it may be answered
 
 
 def _pane(name: str) -> str:
@@ -43,9 +47,64 @@ def test_demo_task_in_tmux(workspace):
         _wait_for(name, re.compile(r"\d+(\.\d)?k / 180k \(\d+%\)"))
         subprocess.run(["tmux", "send-keys", "-t", name, "look around", "Enter"], check=True)
         _wait_for(name, "Allow bash?")  # ask mode: bash waits for the person
+        _wait_for(name, ARMED)  # the modal takes a key only once it shows it is armed
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         _wait_for(name, "What I found")
         # the tool line's ✓ and the command may paint a frame after the answer's first words
         _wait_for(name, re.compile(r"(?s)(?=.*git status --short)(?=.*✓)"))
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+RM_SCRIPT = """
+responses:
+  - text: "Waiting for the build first."
+    tool_calls: [{name: bash, input: {command: "sleep 6"}}]
+  - text: "Now cleaning up."
+    tool_calls: [{name: bash, input: {command: "rm important.txt"}}]
+  - text: "Left it alone, as you said."
+"""
+SENTENCE = "yes and also add a docstring "
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_typing_while_a_command_runs_does_not_answer_the_modal(workspace, tmp_path):
+    (workspace / "important.txt").write_text("keep me\n")
+    script = tmp_path / "rm.yaml"
+    script.write_text(RM_SCRIPT)
+    name = f"agent-typing-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {workspace} && XDG_CONFIG_HOME={workspace}/.cfg {sys.executable} -m agent_cli.cli "
+        f"--script {script} --allowed-tools 'Bash(sleep:*)'"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "110", "-y", "40", command], check=True)
+    try:
+        _wait_for(name, "Ask anything")
+        _wait_for(name, re.compile(r"\d+(\.\d)?k / \d+k \(\d+%\)"))
+        subprocess.run(["tmux", "send-keys", "-t", name, "tidy up", "Enter"], check=True)
+        _wait_for(name, "sleep 6")  # the allowed command runs; the person starts typing their next message
+        typed = ""
+        deadline = time.monotonic() + 90
+        while "Allow bash?" not in _pane(name):  # keep typing, key by key, until the modal pops up
+            assert time.monotonic() < deadline, "the permission modal never appeared"
+            for char in SENTENCE[len(typed) % len(SENTENCE) :][:4]:
+                subprocess.run(["tmux", "send-keys", "-t", name, "-l", char], check=True)
+                typed += char
+        assert typed, "the command ended before typing began (the machine stalled for seconds)"
+        for char in "a d y":  # and a few more, right as it appears: always-allow, deny, Space, yes
+            subprocess.run(["tmux", "send-keys", "-t", name, "-l", char], check=True)
+            typed += char
+        screen = _wait_for(name, ARMED)  # a second after the last key it may be answered, and says so
+        assert "Allow bash?" in screen and "rm important.txt" in screen
+        assert (workspace / "important.txt").read_text() == "keep me\n"
+        subprocess.run(["tmux", "send-keys", "-t", name, "Escape"], check=True)
+        screen = _wait_for(name, "Left it alone")
+        assert "⊘ denied" in screen, screen
+        assert (workspace / "important.txt").read_text() == "keep me\n"
+        # every key typed is in the prompt, none was sent or lost
+        assert _squash(typed)[-40:] in _squash(screen.split("Left it alone")[-1])
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

@@ -11,6 +11,7 @@ from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.context_gauge import ContextGauge, gauge_label
+from agent_cli.tui.widgets.tool_call import ToolCall
 
 SCRIPT = [
     {"text": "Checking.", "tool_calls": [{"name": "bash", "input": {"command": "echo hi > made.txt"}}]},
@@ -58,3 +59,41 @@ async def test_esc_esc_opens_the_rewind_picker_which_restores_code_and_conversat
         await wait_until(pilot, lambda: not (workspace / "made.txt").exists() and not app.turn_running)
         await wait_until(pilot, lambda: not session.engine.messages)
         assert session.prompt_points() == []
+
+
+async def test_escape_denies_on_the_real_backend_and_the_call_shows_denied(workspace):
+    session = _session(workspace)
+    app = create_app(backend=session, clock=FakeClock())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "make a file")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PermissionScreen")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert not (workspace / "made.txt").exists()
+        tool = app.query_one(ToolCall)
+        assert tool.status == "denied" and "denied permission" in tool.output
+
+
+async def test_plan_mode_refuses_an_edit_then_offers_the_plan(workspace):
+    edit = {"name": "edit_file", "input": {"path": "app.py", "old_string": "a - b", "new_string": "a + b"}}
+    script = [{"tool_calls": [edit]}, {"text": "Plan: flip the sign in `add`."}]
+    config = Config(model="scripted", provider="scripted", permission_mode="plan")
+    session = AgentSession(
+        config, ScriptedProvider(Script(responses=script)), SessionSetup(workspace, None, True)
+    )
+    clock = FakeClock()
+    app = create_app(backend=session, clock=clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "fix add")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PlanScreen")
+        tool = app.query_one(ToolCall)
+        assert tool.status == "denied" and "plan mode" in tool.output  # refused, not asked
+        assert "a - b" in (workspace / "app.py").read_text()
+        assert app.screen.plan == "Plan: flip the sign in `add`."
+        clock.advance(5)
+        await wait_until(pilot, lambda: app.screen.armed_shown)
+        await pilot.press("n")  # keep planning
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ != "PlanScreen")
+        assert session.permission_mode == "plan"

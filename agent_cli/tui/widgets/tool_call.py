@@ -90,7 +90,8 @@ class ToolCall(Widget, can_focus=True):
         self.output = output
         self.display_text = display
         self.duration = duration
-        self.status = "error" if is_error else "done"
+        if self.status != "denied":  # a denied call still "finishes" with what the model read
+            self.status = "error" if is_error else "done"
         self._update_body()
 
     def deny(self, reason: str = "") -> None:

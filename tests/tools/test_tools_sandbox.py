@@ -179,8 +179,8 @@ def test_running_outside_the_sandbox_always_asks_the_person(ws: Path) -> None:
     escape = {"command": "echo hi", ESCAPE_PARAM: True}
     permissions = Permissions("ask", ws)
     permissions.allow_always(tool, {"command": "echo hi"})
-    assert permissions.decide(tool, {"command": "echo hi"}) == "allow"
-    assert permissions.decide(tool, escape) == "ask"
+    assert permissions.decide(tool, {"command": "echo hi"}).action == "allow"
+    assert permissions.decide(tool, escape).action == "ask"
     assert tool.target(escape) == "[outside the sandbox] echo hi"
     sandbox = Sandbox(SandboxPolicy(), ws)
     assert "OUTSIDE the sandbox" in permission_note("bash", escape, sandbox)

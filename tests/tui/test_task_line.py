@@ -7,7 +7,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 
-from tui_helpers import type_text, wait_until
+from tui_helpers import FakeClock, type_text, wait_until
 
 from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
@@ -108,12 +108,15 @@ async def test_a_childs_permission_ask_is_the_same_modal(workspace):
     )
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
     session = AgentSession(config, provider, SessionSetup(workspace, None, True))
-    app = create_app(backend=session)
+    clock = FakeClock()
+    app = create_app(backend=session, clock=clock)
     async with app.run_test(size=(110, 40)) as pilot:
         await type_text(pilot, "make a file")
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "PermissionScreen")
         assert not (workspace / "child.txt").exists()
+        clock.advance(5)  # the modal takes an answer only after a pause
+        await wait_until(pilot, lambda: app.screen.armed_shown)
         await pilot.press("enter")  # allow once
         await wait_until(pilot, lambda: not app.turn_running)
         assert (workspace / "child.txt").read_text() == "hi\n"

@@ -47,7 +47,7 @@ from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, Trust, Usage
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import model_info, summarizer_for
-from agent_cli.tools.base import ToolContext
+from agent_cli.tools.base import OutputLimits, ToolContext
 from agent_cli.tools.encoding import decode_file
 from agent_cli.tools.fs import resolve_path
 from agent_cli.tools.permissions import Permissions
@@ -140,6 +140,11 @@ class AgentSession:
             file_reader=self._read_for_reattach,
         )
         self.todo: list[dict[str, Any]] = []
+        limits = OutputLimits(
+            inline_chars=self.config.context.offload_result_chars,
+            preview_chars=self.config.context.preview_chars,
+            ceiling_chars=self.config.context.output_ceiling_chars,
+        )
         self.tool_ctx = ToolContext(
             self.workspace,
             self.session_dir,
@@ -148,6 +153,7 @@ class AgentSession:
             sandbox=self.sandbox,
             permission_mode=lambda: self.permissions.mode,
             seen_read=self._seen_read,
+            limits=limits,
         )
         self._restore_totals(events)  # what was spent stays spent, rewound or not
         events = effective_events(events)  # what a rewind removed is not in any view

@@ -29,6 +29,7 @@ class ContextConfig:
     offload_turn_chars: int = 200_000
     offload_paste_chars: int = 50_000
     preview_chars: int = 2_000
+    output_ceiling_chars: int = 100_000_000  # a tool's output is stored in full up to this (then head+tail)
     # T1
     micro_fraction: float = (
         0.30  # DESIGN says 0.50; the cost-benefit check in T1 is the real gate (see micro.py)

@@ -18,55 +18,17 @@ from dataclasses import replace
 from agent_cli.context.invariants import is_summary, user_rank
 from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement
 from agent_cli.context.store import OffloadStore, safe_ref, validate_ref
+from agent_cli.core.persisted import (  # noqa: F401 - re-exported: the T0 vocabulary
+    PERSISTED_TAG,
+    count_lines,
+    is_persisted,
+    persisted_text,
+    preview,
+)
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
-PERSISTED_TAG = "persisted-output"
 USER_CONTEXT_TAG = "user-context"
 ENV_TAG = "env"
-_RECALL_LINE = (
-    "Too large to keep in the context ({chars:,} chars, {lines:,} lines): the preview above shows its "
-    'head and tail. Use the recall tool with ref "{ref}" to read the rest.'
-)
-
-
-def is_persisted(text: str) -> bool:
-    return text.startswith(f"<{PERSISTED_TAG} ")
-
-
-def count_lines(text: str) -> int:
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
-
-
-def preview(text: str, limit: int) -> str:
-    """Head and tail of `text` within about `limit` chars, cut at line ends, the gap announced."""
-    if len(text) <= limit:
-        return text
-    head_budget = max(1, limit * 3 // 5)
-    tail_budget = max(1, limit - head_budget)
-    head = text[:head_budget]
-    cut = head.rfind("\n")
-    if cut >= head_budget // 2:
-        head = head[: cut + 1]
-    tail = text[-tail_budget:]
-    cut = tail.find("\n")
-    if 0 <= cut < tail_budget // 2:
-        tail = tail[cut + 1 :]
-    omitted = len(text) - len(head) - len(tail)
-    return f"{head.rstrip(chr(10))}\n… {omitted:,} chars omitted …\n{tail}"
-
-
-def persisted_text(ref: str, text: str, path: str | None, preview_chars: int) -> str:
-    """What stays in the context in place of `text` (kept under `ref`)."""
-    chars, lines = len(text), count_lines(text)
-    where = f' path="{_attr(path)}"' if path else ""
-    body = preview(text, preview_chars).rstrip("\n")
-    notice = _RECALL_LINE.format(chars=chars, lines=lines, ref=ref)
-    return (
-        f'<{PERSISTED_TAG} ref="{ref}"{where} chars="{chars}" lines="{lines}">\n{body}\n'
-        f"</{PERSISTED_TAG}>\n{notice}"
-    )
 
 
 def offload_results(
@@ -149,10 +111,6 @@ def _paste_refs(make: Callable[[], str] | None) -> Iterator[str]:
     while True:
         n += 1
         yield make() if make else f"paste-{n}"
-
-
-def _attr(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
 # -- shaping -----------------------------------------------------------------------------------------

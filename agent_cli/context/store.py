@@ -6,14 +6,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
+import io
+import os
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from agent_cli.core.files import atomic_write
+from agent_cli.core.persisted import is_valid_ref, safe_ref, validate_ref  # noqa: F401 - re-exported
 
-_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 _ENCODING = "utf-8"
 _ERRORS = "surrogatepass"  # lone surrogates (odd tool output) survive the round trip
 
@@ -28,27 +28,28 @@ class OffloadStore(Protocol):
         ...
 
 
-def is_valid_ref(ref: str) -> bool:
-    """A ref is a safe file name: letters, digits, `_ . -`, not starting with a dot, <= 200 chars."""
-    return bool(_REF.match(ref)) and ".." not in ref
+class OutputWriter:
+    """Text written piece by piece under a ref; `close()` makes it visible (atomically, for a file).
 
+    `abort()` throws away what was written. Used for a tool's full output while it streams."""
 
-def validate_ref(ref: str) -> str:
-    if not isinstance(ref, str) or not is_valid_ref(ref):
-        raise ValueError(
-            f"invalid ref {ref!r}: a ref is 1-200 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit, without '..'"
-        )
-    return ref
+    def __init__(self, stream: TextIO, finish, discard) -> None:
+        self._stream = stream
+        self._finish = finish
+        self._discard = discard
+        self.closed = False
 
+    def write(self, text: str) -> None:
+        self._stream.write(text)
 
-def safe_ref(name: str) -> str:
-    """`name` when it is a valid ref, else a valid ref derived from it (stable, collision-safe)."""
-    if is_valid_ref(name):
-        return name
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).replace("..", "_").lstrip("._-")[:160]
-    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
-    return f"{cleaned}-{digest}" if cleaned else f"ref-{digest}"
+    def close(self) -> Path | None:
+        self.closed = True
+        return self._finish()
+
+    def abort(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._discard()
 
 
 class MemoryStore:
@@ -61,6 +62,15 @@ class MemoryStore:
 
     def get(self, ref: str) -> str | None:
         return self._items.get(ref)
+
+    def open_output(self, ref: str) -> OutputWriter:
+        validate_ref(ref)
+        buffer = io.StringIO()
+
+        def finish() -> None:
+            self._items[ref] = buffer.getvalue()
+
+        return OutputWriter(buffer, finish, buffer.close)
 
     def refs(self) -> list[str]:
         return sorted(self._items)
@@ -82,6 +92,31 @@ class DirStore:
         target = self.path(ref)
         atomic_write(target, text, errors=_ERRORS)
         return target
+
+    def open_output(self, ref: str) -> OutputWriter:
+        """A writer to `tool-results/<ref>.txt` through a temp file, renamed into place on close."""
+        target = self.path(ref)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.directory / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.part"
+        stream = open(tmp, "w", encoding=_ENCODING, errors=_ERRORS, newline="")  # noqa: SIM115
+
+        def finish() -> Path:
+            try:
+                stream.flush()
+                os.fsync(stream.fileno())
+                stream.close()
+                os.replace(tmp, target)
+            except BaseException:
+                stream.close()
+                tmp.unlink(missing_ok=True)
+                raise
+            return target
+
+        def discard() -> None:
+            stream.close()
+            tmp.unlink(missing_ok=True)
+
+        return OutputWriter(stream, finish, discard)
 
     def get(self, ref: str) -> str | None:
         if not is_valid_ref(ref):

@@ -29,6 +29,41 @@ class RecallStore(Protocol):
     def refs(self) -> list[str]: ...
 
 
+class OutputSink(Protocol):
+    """A text written piece by piece (a tool's full output while it streams)."""
+
+    def write(self, text: str) -> None: ...
+
+    def close(self) -> Path | None:
+        """Keep what was written; the file it is in (None in memory)."""
+        ...
+
+    def abort(self) -> None: ...
+
+
+@runtime_checkable
+class OutputStore(Protocol):
+    """A recall store a tool can write its full output to, under the ref the context will name."""
+
+    def get(self, ref: str) -> str | None: ...
+
+    def refs(self) -> list[str]: ...
+
+    def open_output(self, ref: str) -> OutputSink: ...
+
+
+@dataclass(frozen=True)
+class OutputLimits:
+    """How much of a tool's output may enter the context whole (`inline_chars`; larger outputs are
+    kept in the store and shown as a `preview_chars` head+tail preview) and how much is stored at most
+    (`ceiling_chars`; beyond it head and tail are kept and the drop is counted and said).
+    The runner sets these from the context config, so they agree with T0's offload threshold."""
+
+    inline_chars: int = 30_000
+    preview_chars: int = 2_000
+    ceiling_chars: int = 100_000_000
+
+
 @dataclass
 class ToolContext:
     """What a tool may use. `workspace` is the root the person started `agent` in."""
@@ -45,6 +80,7 @@ class ToolContext:
     # (resolved path, output) -> id of a read still visible in the context with this very output;
     # injected by the runner (the engine knows the view), None outside a session
     seen_read: Callable[[Path, str], str | None] | None = None
+    limits: OutputLimits = field(default_factory=OutputLimits)
 
 
 @runtime_checkable

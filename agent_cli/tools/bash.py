@@ -1,4 +1,5 @@
-"""bash: run a shell command in its own process group, output capped head+tail while it streams."""
+"""bash: run a shell command in its own process group; its full output is kept in the store while it
+streams and the context gets it whole, or a head+tail preview with a ref (tools/capture.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ from typing import Any
 from agent_cli.core.errors import ToolError
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.binary_output import RawOutput
-from agent_cli.tools.fs import HeadTail, reports_tool_errors, str_arg
+from agent_cli.tools.capture import OutputCapture
+from agent_cli.tools.fs import reports_tool_errors, str_arg
 from agent_cli.tools.sandbox import ESCAPE_PARAM, annotate, launch_for, wants_escape
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
-HEAD_CHARS = 15_000
-TAIL_CHARS = 15_000
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 DRAIN_GRACE = 1.0  # after the shell exits, how long background children may keep the pipe open
 
@@ -32,9 +32,8 @@ class BashTool:
         "Run a command with /bin/bash -c in the workspace directory. stdout and stderr are merged; "
         "stdin is empty, so interactive programs will not wait for input. `timeout` is in seconds "
         f"(default {DEFAULT_TIMEOUT:.0f}, max {MAX_TIMEOUT:.0f}); on timeout the command and everything "
-        f"it started are killed. Output over {HEAD_CHARS + TAIL_CHARS} characters keeps its first and "
-        "last parts with the omitted size marked in between, so filter long output (grep, head, tail) "
-        "yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
+        "it started are killed. Long output is kept in full for the recall tool and shown as a head+tail "
+        "preview with its ref and size, so filter long output (grep, head, tail) yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
         "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
         "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`). "
         "When the sandbox is on, commands can write only in the workspace and a private /tmp and have no "
@@ -103,7 +102,7 @@ async def run_command(
 ) -> ToolResult:
     """Run `command` with /bin/bash -c, under `prefix` (the sandbox's bwrap argv) when given."""
     loop = asyncio.get_running_loop()
-    buffer = HeadTail(HEAD_CHARS, TAIL_CHARS)
+    buffer = OutputCapture(ctx)
     raw = RawOutput()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
@@ -141,14 +140,20 @@ async def run_command(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(capture.eof.wait(), DRAIN_GRACE)
     except asyncio.CancelledError:
+        buffer.abort()
         await asyncio.shield(_kill_group(pgid, capture))
         raise
     finally:
         transport.close()
     buffer.feed(decoder.decode(b"", final=True))
-    output = raw.placeholder(ctx.store) if raw.is_binary() else buffer.text()
+    captured = buffer.finish()
+    output = raw.placeholder(ctx.store) if raw.is_binary() else captured.text
     code = transport.get_returncode()
     meta: dict[str, Any] = {"exit_code": code, "command": command}
+    if captured.ref:
+        meta.update(output_ref=captured.ref, output_chars=captured.total_chars)
+    if captured.dropped_chars:
+        meta["dropped_chars"] = captured.dropped_chars
     if timed_out:
         meta["timed_out"] = True
         text = (output.rstrip("\n") + "\n" if output else "") + f"timed out after {_seconds(timeout)}"

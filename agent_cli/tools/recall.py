@@ -1,7 +1,9 @@
-"""recall: page through an original that left the context (offloaded, cleared or compacted)."""
+"""recall: page through an original that left the context (offloaded, cleared or compacted), or
+find the lines of it that match a regular expression."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent_cli.core.errors import ToolError
@@ -11,6 +13,7 @@ from agent_cli.tools.fs import int_arg, reports_tool_errors, str_arg
 DEFAULT_LIMIT = 20_000
 MAX_LIMIT = 25_000  # below the 30k offload threshold, so a recalled page is never offloaded again
 SHOWN_REFS = 10
+MATCH_LINE_CHARS = 500
 
 
 class RecallTool:
@@ -20,7 +23,9 @@ class RecallTool:
         "`<persisted-output>` preview, a tool result replaced by a 'cleared' placeholder, or a span of "
         "earlier turns that was compacted into a summary. Each of those carries a `ref`; pass it here. "
         f"Returns up to `limit` characters (default {DEFAULT_LIMIT}, max {MAX_LIMIT}) from `offset` "
-        "(default 0) and says which offset to pass next when there is more."
+        "(default 0) and says which offset to pass next when there is more. With `pattern` (a regular "
+        "expression) it returns only the matching lines, each with its line number, searching from "
+        "`offset`."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
@@ -33,6 +38,10 @@ class RecallTool:
                 "maximum": MAX_LIMIT,
                 "description": f"Characters to return (default {DEFAULT_LIMIT}).",
             },
+            "pattern": {
+                "type": "string",
+                "description": "A regular expression (Python syntax): return the matching lines with numbers.",
+            },
         },
         "required": ["ref"],
     }
@@ -42,7 +51,9 @@ class RecallTool:
     def target(self, input: dict[str, Any]) -> str:
         ref = str(input.get("ref", ""))
         offset = input.get("offset")
-        return f"{ref} @{offset}" if offset else ref
+        label = f"{ref} @{offset}" if offset else ref
+        pattern = input.get("pattern")
+        return f"{label} /{pattern}/" if isinstance(pattern, str) and pattern else label
 
     def paths(self, input: dict[str, Any]) -> list[str]:
         return []
@@ -54,16 +65,20 @@ class RecallTool:
             raise ToolError("ref is empty")
         offset = int_arg(input, "offset", 0, 0)
         limit = int_arg(input, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+        pattern = input.get("pattern")
         if ctx.store is None:
             raise ToolError("nothing can be recalled in this session (no recall store)")
         text = ctx.store.get(ref)
         if text is None:
             known = ctx.store.refs()
+            gone = f"unknown ref {ref!r}: nothing is stored under it (it is gone, or it never existed)"
             if not known:
-                raise ToolError(f"unknown ref {ref!r}; nothing has been stored for recall yet")
+                raise ToolError(f"{gone}; nothing has been stored for recall yet")
             listed = ", ".join(known[-SHOWN_REFS:])
             more = f" (and {len(known) - SHOWN_REFS} older)" if len(known) > SHOWN_REFS else ""
-            raise ToolError(f"unknown ref {ref!r}. Known refs: {listed}{more}")
+            raise ToolError(f"{gone}. Known refs: {listed}{more}")
+        if isinstance(pattern, str) and pattern:
+            return find_lines(ref, text, pattern, offset, limit)
         total = len(text)
         if total == 0:
             return ToolResult(output=f"[{ref}: empty]", meta={"ref": ref, "chars": [0, 0], "total_chars": 0})
@@ -77,3 +92,42 @@ class RecallTool:
             footer = f"\n[… {total - end} more chars; call again with offset={end}]"
         meta = {"ref": ref, "chars": [offset, end], "total_chars": total}
         return ToolResult(output=f"{header}\n{body}{footer}", meta=meta)
+
+
+def find_lines(ref: str, text: str, pattern: str, offset: int, limit: int) -> ToolResult:
+    """The lines of `text` (from char `offset`) matching `pattern`, numbered, within `limit` chars."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ToolError(f"invalid pattern {pattern!r}: {exc}") from exc
+    if offset > len(text):
+        raise ToolError(f"offset {offset} is past the end of {ref!r}, which has {len(text)} chars")
+    lines = text.splitlines(keepends=True)
+    shown: list[str] = []
+    used = 0
+    found = 0
+    position = 0
+    next_offset: int | None = None
+    for number, line in enumerate(lines, 1):
+        start, position = position, position + len(line)
+        if position <= offset or not regex.search(line):
+            continue
+        found += 1
+        body = line.rstrip("\r\n")
+        if len(body) > MATCH_LINE_CHARS:
+            body = body[:MATCH_LINE_CHARS] + f"… [{len(body) - MATCH_LINE_CHARS} more chars]"
+        entry = f"{number}: {body}"
+        if next_offset is None and shown and used + len(entry) + 1 > limit:
+            next_offset = start
+        if next_offset is None:
+            shown.append(entry)
+            used += len(entry) + 1
+    meta = {"ref": ref, "pattern": pattern, "matches": found, "lines": len(lines)}
+    if not found:
+        where = f" after char {offset}" if offset else ""
+        return ToolResult(output=f"no match in {ref} ({len(lines)} lines){where}", meta=meta)
+    header = f"[{ref}: {found} matching line{'s' if found != 1 else ''} of {len(lines)} for /{pattern}/]"
+    footer = ""
+    if next_offset is not None:
+        footer = f"\n[… {found - len(shown)} more matching lines; call again with offset={next_offset}]"
+    return ToolResult(output=header + "\n" + "\n".join(shown) + footer, meta=meta)

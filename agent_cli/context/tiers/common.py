@@ -304,9 +304,10 @@ def render_transcript(
 
 
 def render_for_summary(
-    messages: Sequence[Message], prune_chars: int, uses: dict[str, Block] | None = None
+    messages: Sequence[Message], prune_chars: int | None, uses: dict[str, Block] | None = None
 ) -> str:
-    """What a summarizer sees: long tool outputs cut to head+tail, no earlier summaries, no secrets."""
+    """What a summarizer sees: no earlier summaries, no secrets; tool outputs whole (`prune_chars`
+    None: T3/T4 condense in chunks instead of cutting) or cut to head+tail."""
     return render_transcript(
         messages, prune_chars=prune_chars, redact_secrets=True, skip_summaries=True, uses=uses
     )

@@ -2,9 +2,9 @@
 
 The head (first user message) and a token-budget tail stay verbatim; the middle is replaced by
 `[ack, <summary ref="span-…">…</summary> + the ledger verbatim]`. A previous summary in the middle is
-*updated* with only the new turns (prompts/compact_update.md), never summarized as raw material. A
-middle larger than `summarizer_input_tokens` goes in chunks, each updating the running summary, so a
-compaction never fails for length. When the summarizer is missing or raises, the ledger-only static
+*updated* with only the new turns (prompts/compact_update.md), never summarized as raw material. The
+summarizer reads the whole middle: one larger than `summarizer_input_tokens` goes in chunks, each
+updating the running summary (condense.py), so a compaction never fails for length and never cuts. When the summarizer is missing or raises, the ledger-only static
 summary of T5 stands in (tier "T5", trigger "no_summarizer" / "summarizer_failed").
 """
 
@@ -20,22 +20,19 @@ from agent_cli.context.tiers.common import (
     TAG_SUMMARY,
     carried_pinned,
     compactor_block,
-    cut_middle,
-    fill,
     ledger_block,
     lifted_blocks,
     make_ref,
     plan_tail,
     reattached,
-    redact,
     render_for_summary,
     render_transcript,
     span_delta,
     splice,
-    split_prompt,
     tail_tokens_for,
     tool_uses_by_id,
 )
+from agent_cli.context.tiers.condense import Templates, condense
 from agent_cli.context.tiers.emergency import static_summary
 from agent_cli.core.types import Block, Message
 
@@ -47,8 +44,6 @@ SUMMARY_PREAMBLE = (
 )
 
 NO_FOCUS = "(none given: cover the whole session evenly)"
-NO_PREVIOUS = "(none)"
-MIN_CHUNK_TOKENS = 1_000
 
 
 def summary_block(summary: str, ref: str, now: float = 0.0) -> Block:
@@ -133,52 +128,18 @@ class FullCompact:
 async def summarize_middle(
     middle: Sequence[Message], ctx: TierContext, summarizer: Summarizer, uses: dict[str, Block]
 ) -> str:
-    """The summary of `middle`: an update of the previous summary when there is one, in chunks when the
-    material is larger than the summarizer takes."""
-    running = previous_summary(middle)
-    pieces = [render_for_summary([m], ctx.config.prune_output_chars, uses) for m in middle]
-    pieces = [p for p in pieces if p]
-    if not pieces:
-        if running:
-            return running
-        raise ValueError("nothing to summarize")
-    fresh, update = ctx.prompts("compact"), ctx.prompts("compact_update")
-    if not fresh.strip() or not update.strip():
+    """The summary of `middle` from its whole text: an update of the previous summary when there is
+    one, condensed in chunks when the material is larger than the summarizer takes (condense.py)."""
+    pieces = [render_for_summary([m], None, uses) for m in middle]
+    templates = Templates(ctx.prompts("compact"), ctx.prompts("compact_update"))
+    if not templates.fresh.strip() or not templates.update.strip():
         raise ValueError("the compaction prompts (prompts/compact.md, compact_update.md) are missing")
-    limit = ctx.config.summarizer_input_tokens
-    i = 0
-    while i < len(pieces):
-        template = update if running else fresh
-        room = max(MIN_CHUNK_TOKENS, limit - ctx.counter.text(template) - ctx.counter.text(running))
-        chunk, i = take_chunk(pieces, i, room, ctx)
-        system, request = split_prompt(template)
-        if "{transcript}" not in request:
-            request += "\n\n{transcript}"
-        values = {"focus": ctx.focus.strip() or NO_FOCUS, "previous_summary": running or NO_PREVIOUS}
-        system = fill(system, **values)
-        request = fill(request, transcript=chunk, **values)
-        text = (await summarizer(system, request)).strip()
-        if not text:
-            raise ValueError("the summarizer returned an empty summary")
-        running = redact(text)
-    return running
-
-
-def take_chunk(pieces: list[str], i: int, room: int, ctx: TierContext) -> tuple[str, int]:
-    """pieces[i:j] joined while they fit in `room` tokens (at least one piece, cut when it alone is too
-    large). Returns (chunk, j)."""
-    taken: list[str] = []
-    used = 0
-    j = i
-    while j < len(pieces):
-        size = ctx.counter.text(pieces[j])
-        if taken and used + size > room:
-            break
-        piece = pieces[j]
-        if size > room:
-            piece = cut_middle(piece, max(1, len(piece) * room // max(1, size)) * 9 // 10)
-            size = ctx.counter.text(piece)
-        taken.append(piece)
-        used += size
-        j += 1
-    return "\n\n".join(taken), j
+    return await condense(
+        pieces,
+        templates=templates,
+        summarizer=summarizer,
+        counter=ctx.counter,
+        limit=ctx.config.summarizer_input_tokens,
+        values={"focus": ctx.focus.strip() or NO_FOCUS},
+        previous=previous_summary(middle),
+    )

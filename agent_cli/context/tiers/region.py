@@ -20,21 +20,19 @@ from agent_cli.context.model import Compaction, SpanReplacement, Summarizer, Tie
 from agent_cli.context.tiers.common import (
     POINTER_PREFIX,
     REGION_PREFIX,
-    fill,
     find_tail_start,
     group_view,
     is_compacted_result,
     is_person_message,
     make_ref,
-    redact,
     render_for_summary,
     render_transcript,
     result_tool_name,
-    split_prompt,
     tail_tokens_for,
     tool_target,
     tool_uses_by_id,
 )
+from agent_cli.context.tiers.condense import Templates, condense
 from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, Message
 
@@ -179,19 +177,25 @@ async def summarize_run(
     template: str,
     uses: dict[str, Block],
 ) -> str:
-    system, request = split_prompt(template)
-    if "{transcript}" not in request:
-        request += "\n\n{transcript}"
+    """The run's summary from its whole text; a run larger than the summarizer takes goes in chunks,
+    each updating the notes so far (prompts/region_update.md)."""
     values = {
         "focus": ctx.focus.strip() or "(none)",
         "target_tokens": str(max(50, int(run.worth * ctx.config.region_ratio))),
-        "previous_summary": "(none)",
     }
-    transcript = render_for_summary(messages, ctx.config.prune_output_chars, uses)
-    text = (await summarizer(fill(system, **values), fill(request, transcript=transcript, **values))).strip()
+    pieces = [render_for_summary([m], None, uses) for m in messages]
+    update = ctx.prompts("region_update") or template
+    text = await condense(
+        pieces,
+        templates=Templates(template, update),
+        summarizer=summarizer,
+        counter=ctx.counter,
+        limit=ctx.config.summarizer_input_tokens,
+        values=values,
+    )
     if not text:
         raise ValueError("the summarizer returned an empty region summary")
-    return redact(text)
+    return text
 
 
 def rewrite_run(

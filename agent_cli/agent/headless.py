@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from agent_cli.core.events import (
     CommandResult,
     Compacted,
+    CompactionMeasured,
     ContextStatus,
     ContextUpdate,
     ErrorEvent,
@@ -92,6 +93,12 @@ def _observe(run: HeadlessRun, event: Event) -> None:
         run.compactions.append(
             {"tier": event.tier, "trigger": event.trigger, "before": event.before, "after": event.after}
         )
+    elif isinstance(event, CompactionMeasured):
+        for entry in reversed(run.compactions):
+            if entry["tier"] == event.tier:
+                entry.update(before=event.before, after=event.after, measured_by="server")
+                entry["estimated_after"] = event.estimated_after
+                break
     elif isinstance(event, Notice) and event.level != "info":
         run.warnings.append(event.text)
     elif isinstance(event, CommandResult):

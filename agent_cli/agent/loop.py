@@ -18,6 +18,7 @@ from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import (
     AssistantMessage,
     Compacted,
+    CompactionMeasured,
     ContextUpdate,
     ErrorEvent,
     Event,
@@ -225,6 +226,7 @@ class Loop:
     # -- one model call, with overflow recovery ---------------------------------------------------
     async def _request(self, step: int, emit: Emit) -> StreamDone | None:
         overflow_tries = 0
+        truncated: Compaction | None = None  # a T5 whose real "after" the next response tells
         while True:
             request = self.engine.build_request(max_tokens=self.max_tokens)
             emit(RequestStarted(step))
@@ -265,7 +267,8 @@ class Loop:
                         "warning",
                     )
                 )
-                self._record(self.engine.emergency(exc), emit, applied=True)
+                truncated = self.engine.emergency(exc)
+                self._record(truncated, emit, applied=True)
                 continue
             except asyncio.CancelledError:
                 if streamed:
@@ -278,7 +281,22 @@ class Loop:
                     self._keep_partial(streamed)
                 return None
             self._accept(request, done, emit)
+            if truncated is not None and done.usage.total_input:
+                self._measured(truncated, done.usage, emit)
             return done
+
+    def _measured(self, compaction: Compaction, usage: Usage, emit: Emit) -> None:
+        """The server's figures for a T5: tokens before from its error, after from this response."""
+        event = CompactionMeasured(compaction.tier, compaction.before, usage.total_input, compaction.after)
+        self.log.append(
+            "compaction_measured",
+            tier=event.tier,
+            before=event.before,
+            after=event.after,
+            estimated_after=event.estimated_after,
+            source="server",
+        )
+        emit(event)
 
     def _accept(self, request, done: StreamDone, emit: Emit) -> None:
         message = Message("assistant", done.message.blocks, self.turn)

@@ -139,6 +139,23 @@ def replay_into(events: list[dict[str, Any]], sink: ViewSink) -> None:
             sink.apply(Compaction.from_json(event["compaction"]))
 
 
+def compaction_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every compaction of the log (tier, trigger, before, after), with the server's figures where a
+    later `compaction_measured` event gave them (`measured_by: "server"`, `estimated_after`)."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event.get("type") == "compaction" and isinstance(event.get("compaction"), dict):
+            c = event["compaction"]
+            out.append({k: c.get(k) for k in ("tier", "trigger", "before", "after")})
+        elif event.get("type") == "compaction_measured":
+            for entry in reversed(out):
+                if entry["tier"] == event.get("tier"):
+                    entry["estimated_after"] = entry["after"]
+                    entry.update(before=event.get("before"), after=event.get("after"), measured_by="server")
+                    break
+    return out
+
+
 def conversation(events: list[dict[str, Any]]) -> list[Message]:
     """Every message as it happened (no compaction applied): the transcript a person scrolls through."""
     messages: list[Message] = []

@@ -275,7 +275,10 @@ class ContextEngine:
         if error.maximum:
             self._server_ceiling = min(error.maximum, self._server_ceiling or error.maximum)
         compaction = self._require_policy().emergency(self.messages, self.tier_context(), tokens, maximum)
-        return self._apply(compaction, store_originals=True)
+        applied = self._apply(compaction, store_originals=True)
+        # "before" is the server's own count when it gave one; "after" is an estimate until the next
+        # response reports the real figure (the loop logs that as a `compaction_measured` event)
+        return replace(applied, before=error.tokens) if error.tokens else applied
 
     def tier_context(self, *, focus: str = "") -> TierContext:
         budget, _ = self._budget()

@@ -53,6 +53,7 @@ class ContextConfig:
     prune_output_chars: int = 2_000  # tool outputs in the middle are cut to head+tail before summarizing
     # T5
     emergency_margin_tokens: int = 2_000
+    emergency_target_fraction: float = 0.5  # T5 frees down to this share of the limit, in one step
     emergency_retries: int = 3
     # re-attach after T2/T4
     reattach_files: int = 5

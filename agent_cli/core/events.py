@@ -172,6 +172,19 @@ class Compacted(Event):
 
 
 @dataclass(frozen=True)
+class CompactionMeasured(Event):
+    """The server's own figures for the last compaction of `tier`, from the response after it: the
+    prompt's tokens before (the server's count in its "prompt is too long" error) and after (the
+    next response's input usage). `estimated_after` is what the engine had estimated."""
+
+    kind: str = field(default="compaction_measured", init=False)
+    tier: str = ""
+    before: int = 0
+    after: int = 0
+    estimated_after: int = 0
+
+
+@dataclass(frozen=True)
 class Retrying(Event):
     kind: str = field(default="retrying", init=False)
     attempt: int = 0

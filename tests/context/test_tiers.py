@@ -470,16 +470,18 @@ async def test_t4_has_nothing_to_do_on_a_short_view():
 # -- T5 ---------------------------------------------------------------------------------------------
 
 
-async def test_t5_drops_oldest_groups_until_n_minus_m_plus_margin_is_freed():
+async def test_t5_drops_oldest_groups_down_to_the_target_in_one_step():
     view = work_session(10)
     ctx = make_ctx(view, budget=6_000)
     used = ctx.used
-    compaction = Emergency().truncate(view, ctx, tokens=used, maximum=used - 2_500)
+    maximum = used - 500
+    compaction = Emergency().truncate(view, ctx, tokens=used, maximum=maximum)
     new = apply_compaction(view, compaction)
     valid(new)
     freed = Counter().total(view) - Counter().total(new)
-    assert freed >= 2_500 + ctx.config.emergency_margin_tokens
-    assert freed < 2_500 + ctx.config.emergency_margin_tokens + 1_200  # the oldest groups only
+    target = int(ctx.config.emergency_target_fraction * maximum)
+    assert Counter().total(new) <= target  # not just the 500-token gap plus a margin
+    assert freed < used - target + 1_200  # the oldest groups only
     assert compaction.before - compaction.after == freed
     assert new[0] == view[0] and new[-1] == view[-1] and new[-2] == view[-2]
     marker = [b for b in new[2].blocks if b.meta.tag == "truncated"][0]

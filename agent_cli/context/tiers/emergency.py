@@ -1,11 +1,17 @@
 """T5 emergency truncation, and the static (ledger-only) summary used when the summarizer fails.
 
 On the API's "prompt is too long: N tokens > M maximum" the oldest tool-pair-atomic groups after the
-head are dropped until N - M + emergency_margin_tokens is freed, and a visible marker
+head are dropped until the prompt is down to the compaction target (`emergency_target_fraction` of M;
+at least N - M + emergency_margin_tokens is freed), and a visible marker
 `[earlier turns truncated — ref …]` takes their place; the dropped span stays recallable. Pinned
 blocks of the dropped span (summaries, the memory note, the todo list) are carried over. When even
 dropping everything but the last group is not enough, the largest tool results that are left are cut
 to head+tail (each recallable under its own ref).
+
+Why the target and not just the gap: dropping turns rewrites the cached prefix after the drop point.
+Freeing only the gap leaves the next requests at the limit, so the next tool result overflows again
+and the cache is rewritten again; freeing down to the target pays for the rewrite once, and the
+requests that follow read the new prefix from the cache.
 """
 
 from __future__ import annotations
@@ -71,10 +77,11 @@ class Emergency:
         *,
         trigger: str = "overflow",
     ) -> Compaction:
-        """Free at least tokens - maximum + margin (in our counter's units, scaled up when our estimate
-        runs above the API's count). Always returns a compaction; it may free less when nothing more can
-        go (the caller's retry then fails visibly)."""
+        """Free down to emergency_target_fraction x maximum, and at least tokens - maximum + margin (in
+        our counter's units, scaled up when our estimate runs above the API's count). Always returns a
+        compaction; it may free less when nothing more can go (the caller's retry then fails visibly)."""
         needed = max(0, tokens - maximum) + ctx.config.emergency_margin_tokens
+        needed = max(needed, tokens - int(ctx.config.emergency_target_fraction * maximum))
         if tokens > 0 and ctx.used > tokens:
             needed = math.ceil(needed * ctx.used / tokens)
         replacements: list[SpanReplacement] = []

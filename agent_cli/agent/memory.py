@@ -3,8 +3,11 @@
 Sections: Current Goal; Key Findings & Decisions; Files Touched; Progress (Done / Next); User
 Preferences. First written after `memory_first_tokens` of conversation, then whenever
 >= `memory_update_tokens` were added AND >= `memory_update_tool_calls` tool calls ran since the last
-update. Each update rewrites the note from the previous note plus the new turns
-(prompts/session_memory.md), with secrets redacted and capped at `memory_max_tokens`. It is written
+update. Each update rewrites the note from the previous note plus the new turns, with secrets
+redacted and capped at `memory_max_tokens`. Two ways to ask: `update_with` sends the conversation
+itself as the (cached) prefix with `instruction()` (prompts/session_memory_prefix.md) at its end, so
+the update reads the prefix from the prompt cache instead of paying for a fresh transcript; `update`
+sends a rendered transcript of the new turns to the summarizer (prompts/session_memory.md). It is written
 atomically to `<session_dir>/session_memory.md` and mirrored to `<workspace>/.session_memory.md`;
 `<session_dir>/session_memory.json` remembers which view messages it covers, so T2 can use it after
 `--resume`. The note feeds T2 (context/tiers/memory_compact.py).
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from agent_cli.context.model import ContextConfig, Summarizer, TokenCount
@@ -139,20 +142,38 @@ class SessionMemory:
                 "max_tokens": str(self.config.memory_max_tokens),
                 "focus": "",
             }
-            text = (
-                await self.summarizer(fill(system, **values), fill(request, transcript=transcript, **values))
-            ).strip()
-            if not text:
-                raise ValueError("the summarizer returned an empty session-memory note")
-            note = self._cap(redact(text))
-            write_atomic(self.path, note + "\n")
-            write_atomic(self.session_dir / META_FILE, json.dumps({"covers": covers}) + "\n")
-            try:
-                write_atomic(self.mirror_path, note + "\n")
-            except OSError as exc:  # the session copy is the one that counts
-                log.warning("could not mirror the note to %s: %s", self.mirror_path, exc)
-            self.note, self.covers, self.last_error = note, covers, ""
-            return note
+            text = await self.summarizer(
+                fill(system, **values), fill(request, transcript=transcript, **values)
+            )
+            return self._accept(text, covers)
+
+    def instruction(self) -> str:
+        """The note request sent at the end of the conversation (prompts/session_memory_prefix.md)."""
+        template = self.prompts("session_memory_prefix")
+        if not template.strip():
+            raise ValueError("prompts/session_memory_prefix.md is empty or missing")
+        previous = self.note or "(none yet: this is the first note)"
+        return fill(template, previous_summary=previous, max_tokens=str(self.config.memory_max_tokens))
+
+    async def update_with(self, ask: Callable[[], Awaitable[str]], covers: int) -> str:
+        """Rewrite the note with `ask` (a request built around `instruction()`, the conversation being
+        its cached prefix); the note then covers view messages [0:covers). Raises when it fails."""
+        async with self._lock:
+            return self._accept(await ask(), max(0, covers))
+
+    def _accept(self, text: str, covers: int) -> str:
+        text = text.strip()
+        if not text:
+            raise ValueError("the summarizer returned an empty session-memory note")
+        note = self._cap(redact(text))
+        write_atomic(self.path, note + "\n")
+        write_atomic(self.session_dir / META_FILE, json.dumps({"covers": covers}) + "\n")
+        try:
+            write_atomic(self.mirror_path, note + "\n")
+        except OSError as exc:  # the session copy is the one that counts
+            log.warning("could not mirror the note to %s: %s", self.mirror_path, exc)
+        self.note, self.covers, self.last_error = note, covers, ""
+        return note
 
     def reset(self) -> None:
         """Forget the note (a rewind removed turns it covers); it is written afresh later."""

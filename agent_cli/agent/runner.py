@@ -305,6 +305,14 @@ class AgentSession:
             raise RuntimeError("the summarizer returned no text")
         return text
 
+    async def _complete_note(self, request: Request) -> str:
+        """Send a session-memory request (the main model: the cached prefix is the main model's)."""
+        done = await self.provider.complete(request)
+        self.totals.usage = self.totals.usage + done.usage
+        self.totals.cost_usd += model_info(request.model).cost(done.usage)
+        self.log.append("summarizer_usage", usage=done.usage.to_json(), model=request.model, purpose="memory")
+        return done.message.text
+
     @property
     def summarizer(self) -> Summarizer:
         return self._summarize
@@ -379,7 +387,8 @@ class AgentSession:
     def _after_turn(self, emit: Callable[[Event], None]) -> None:
         if self.todo:
             self.log.append("todo", todos=list(self.todo))
-        self._schedule_memory(emit)
+        if self.interactive:  # a headless run ends with its answer: a note written now would go unread
+            self._schedule_memory(emit)
 
     def _schedule_memory(self, emit: Callable[[Event], None], force: bool = False) -> asyncio.Task | None:
         """Update the session-memory note in the background when §7's thresholds say so."""
@@ -392,10 +401,15 @@ class AgentSession:
         calls = sum(len(m.tool_uses()) for m in self.engine.messages[self.memory.covers :])
         if not force and not self.memory.should_update(since, calls, total):
             return None
-        messages, covers = list(self.engine.messages), len(self.engine.messages)
+        covers = len(self.engine.messages)
+        # the conversation itself is the request's prefix (read from the prompt cache), the note
+        # instruction its last message; built now, so it is the view the note will cover
+        request = self.engine.prefix_request(
+            self.memory.instruction(), max_tokens=min(8_000, self.config.max_tokens)
+        )
 
         async def update() -> str:
-            note = await self.memory.update(messages, covers)
+            note = await self.memory.update_with(lambda: self._complete_note(request), covers)
             self.engine.memory_note, self.engine.memory_covers = self.memory.note, self.memory.covers
             self.log.append("memory", covers=covers, tokens=self.engine.counter.text(note))
             return note

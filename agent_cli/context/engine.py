@@ -41,7 +41,7 @@ from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import ContextStatus
-from agent_cli.core.types import Block, Message, ModelInfo, Request, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
 if TYPE_CHECKING:
     from agent_cli.context.policy import Policy
@@ -218,6 +218,34 @@ class ContextEngine:
         self._built_length = len(self._view)
         self._last_request_at = now
         return request
+
+    def prefix_request(self, instruction: str, *, max_tokens: int) -> Request:
+        """A side request that reuses the conversation's cached prefix (the session-memory update): the
+        view exactly as the next request would send it, `instruction` as a last user text, the tools
+        kept (they are part of the prefix) but not to be called. The engine's state is not changed."""
+        if not self._view:
+            raise ValueError("there is nothing to send: the conversation is empty")
+        meta = BlockMeta(Trust.SYSTEM, "memory", self.clock(), tag="session-memory-request")
+        ask = Message("user", (Block.text_block(instruction, meta),), self._view[-1].turn)
+        view = list(self._view)
+        counts = [self.counter.scale(r) for r in self._raw]
+        if view[-1].role == "user":
+            view[-1] = merge_same_role(view[-1], ask)
+            counts[-1] = self.counter.scale(self.counter.raw_message(view[-1]))
+        else:
+            view.append(ask)
+            counts.append(self.counter.scale(self.counter.raw_message(ask)))
+        request = self.assembler.build(
+            view,
+            model=self.model.name,
+            max_tokens=max_tokens,
+            ttl=self.config.cache_ttl,
+            previous_last_index=_previous_request_end(self._view),
+            cache_min_tokens=self.model.cache_min_tokens,
+            message_tokens=counts,
+        )
+        request.metadata.update(purpose="memory", sent_at=self.clock())
+        return replace(request, tool_choice={"type": "none"})
 
     def observe(self, request: Request, usage: Usage) -> list[str]:
         """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""

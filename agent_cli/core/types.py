@@ -319,6 +319,7 @@ class Request:
     max_tokens: int = 16_000
     temperature: float | None = None
     thinking_budget: int | None = None
+    tool_choice: dict[str, Any] | None = None  # e.g. {"type": "none"}: tools stay (the cached prefix), unused
     metadata: dict[str, Any] = field(default_factory=dict)  # ours (purpose, step); never sent
 
     def to_api(self) -> dict[str, Any]:
@@ -331,6 +332,8 @@ class Request:
             body["system"] = self.system
         if self.tools:
             body["tools"] = self.tools
+            if self.tool_choice:
+                body["tool_choice"] = self.tool_choice
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.thinking_budget:

@@ -72,7 +72,8 @@ class FakeAnthropic:
         self.statuses: list[int] = []  # the HTTP status of every answer
         self._queue: deque[Scripted] = deque()
         self._routes: list[tuple[str, deque[Scripted]]] = []  # (marker in the first message, replies)
-        # separate_summaries: a request without tools (a summarizer's call) is answered with a summary
+        # separate_summaries: a request without tools (a summarizer's call) or with tool_choice none (a
+        # session-memory update on the conversation's prefix) is answered with a summary
         # of its own and does not consume the scripted queue, so a test can script the agent's turns
         # without knowing when the engine will summarize
         self.separate_summaries = separate_summaries
@@ -219,7 +220,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- answers --------------------------------------------------------------------------------
     def _answer(self, body: dict[str, Any], tokens: int) -> None:
-        if self.fake.separate_summaries and not body.get("tools"):
+        side = not body.get("tools") or (body.get("tool_choice") or {}).get("type") == "none"
+        if self.fake.separate_summaries and side:
             self.fake.summary_requests.append(body)
             scripted: Scripted = text(f"## Summary\nA fake summary of a request of {tokens} tokens.")
         else:

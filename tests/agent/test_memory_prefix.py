@@ -1,0 +1,73 @@
+"""The memory note pays its way: an update sends the conversation as its (cached) prefix with the note
+instruction at the end, and a headless run never updates the note after its final answer."""
+
+from __future__ import annotations
+
+import json
+
+from agent_cli.agent.config import Config
+from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.llm.anthropic import AnthropicProvider
+from tests.agent.helpers import run
+from tests.fakeapi.replies import text, tool_call
+from tests.fakeapi.server import FakeAnthropic
+from tests.test_e2e_anthropic import agent
+
+STEPS = 29
+
+
+def _push_long_task(server: FakeAnthropic) -> None:
+    for i in range(STEPS):
+        server.push(tool_call("bash", {"command": f"seq -f 'step {i} line %g' 1 90"}))
+    server.push(text("All steps done."))
+
+
+async def test_a_note_update_reads_the_conversation_prefix_from_the_cache(workspace):
+    server = FakeAnthropic(separate_summaries=True).start()
+    try:
+        _push_long_task(server)
+        provider = AnthropicProvider(api_key="sk-ant-test", base_url=server.url)
+        config = Config(model="claude-sonnet-5-5", permission_mode="yolo")
+        session = AgentSession(config, provider, SessionSetup(workspace, None, interactive=True))
+        events = await run(session, "run the steps")
+        assert events[-1].result == "All steps done."
+        await session.wait_background()
+        assert session.memory.note, session.memory.last_error
+    finally:
+        server.stop()
+    *turns, note_request = server.requests
+    assert len(turns) == STEPS + 1 and server.summary_requests == [note_request]
+    last = turns[-1]
+    # the same system, tools and messages: the conversation is the prefix, the instruction comes last
+    assert note_request["system"] == last["system"] and note_request["tools"] == last["tools"]
+    assert note_request["tool_choice"] == {"type": "none"}
+    assert note_request["model"] == last["model"]
+    sent = note_request["messages"]
+    strip = json.loads(
+        json.dumps(sent[: len(last["messages"])]).replace(', "cache_control": {"type": "ephemeral"}', "")
+    )
+    assert strip == json.loads(
+        json.dumps(last["messages"]).replace(', "cache_control": {"type": "ephemeral"}', "")
+    )
+    assert "<session-memory-request>" in sent[-1]["content"][-1]["text"]
+    log = session.session_dir / "events.jsonl"
+    events = [json.loads(x) for x in log.read_text().splitlines()]
+    usage = next(e["usage"] for e in events if e.get("purpose") == "memory")
+    total = usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+    assert usage["cache_read_input_tokens"] >= 0.8 * total  # the prefix came from the cache
+
+
+def test_agent_p_sends_no_request_after_the_final_answer(workspace):
+    with FakeAnthropic(separate_summaries=True) as server:
+        _push_long_task(server)
+        out = agent(
+            workspace, server, "-p", "run the steps", "--permission-mode", "yolo", "--output-format", "json"
+        )
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["result"] == "All steps done."
+        assert len(server.requests) == STEPS + 1  # thirty model calls and nothing after the answer
+        assert server.summary_requests == []
+        assert server.pending == 0
+    tokens = sum(len(json.dumps(m)) for m in server.requests[-1]["messages"]) // 4
+    assert tokens > 10_000  # enough conversation that a note would have been due

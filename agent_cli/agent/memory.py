@@ -3,7 +3,8 @@
 Sections: Current Goal; Key Findings & Decisions; Files Touched; Progress (Done / Next); User
 Preferences. First written after `memory_first_tokens` of conversation, then whenever
 >= `memory_update_tokens` were added AND >= `memory_update_tool_calls` tool calls ran since the last
-update. Each update rewrites the note from the previous note plus the new turns, with secrets
+update — and, either way, only when it pays its way: the note may take `memory_max_share` of the
+session's weighted input, so an update waits until enough was spent since the last one. Each update rewrites the note from the previous note plus the new turns, with secrets
 redacted and capped at `memory_max_tokens`. Two ways to ask: `update_with` sends the conversation
 itself as the (cached) prefix with `instruction()` (prompts/session_memory_prefix.md) at its end, so
 the update reads the prefix from the prompt cache instead of paying for a fresh transcript; `update`
@@ -24,7 +25,7 @@ from pathlib import Path
 from agent_cli.context.model import ContextConfig, Summarizer, TokenCount
 from agent_cli.context.tiers.common import fill, redact, render_for_summary, split_prompt
 from agent_cli.core.files import atomic_write
-from agent_cli.core.types import Message
+from agent_cli.core.types import Message, Usage
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,16 @@ SECTIONS = (
     "## User Preferences",
 )
 TRUNCATED = "\n\n[note cut to its size cap]"
+CACHE_READ, CACHE_WRITE = 0.1, 1.25  # weights of cached input (of uncached input = 1)
+TAIL_TOKENS = 1_000  # what an update writes to the cache past the last request's prefix, about
+
+
+def weighted_input(usage: Usage) -> float:
+    return (
+        usage.input_tokens
+        + CACHE_WRITE * usage.cache_creation_input_tokens
+        + CACHE_READ * usage.cache_read_input_tokens
+    )
 
 
 def _default_prompts(name: str) -> str:
@@ -96,6 +107,13 @@ class SessionMemory:
             tokens_since >= self.config.memory_update_tokens
             and tool_calls_since >= self.config.memory_update_tool_calls
         )
+
+    def pays_its_way(self, spent_since: float, context_tokens: int, instruction_tokens: int) -> bool:
+        """Whether an update now keeps the note within `memory_max_share` of the session's weighted
+        input: `spent_since` is the weighted input (uncached 1, cache write 1.25, read 0.1) spent since
+        the last update; an update costs about a cached read of the context plus writing the tail."""
+        cost = CACHE_READ * context_tokens + CACHE_WRITE * (instruction_tokens + TAIL_TOKENS)
+        return spent_since * self.config.memory_max_share >= cost
 
     # -- what ----------------------------------------------------------------------------------
     def load(self) -> str:

@@ -18,6 +18,7 @@ from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
 from agent_cli.agent.config import Config
 from agent_cli.agent.loop import Loop, Totals
+from agent_cli.agent.memory import weighted_input
 from agent_cli.agent.rewind import (
     PromptPoint,
     RewindMode,
@@ -99,6 +100,7 @@ class AgentSession:
         self.permissions = self._make_permissions()
         self._task: asyncio.Task | None = None
         self._memory_task: asyncio.Task | None = None
+        self._memory_spent_mark = 0.0  # weighted input spent when the note was last updated
         self.totals = Totals()
         self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
         ensure_git_exclude(self.workspace)
@@ -401,15 +403,20 @@ class AgentSession:
         calls = sum(len(m.tool_uses()) for m in self.engine.messages[self.memory.covers :])
         if not force and not self.memory.should_update(since, calls, total):
             return None
+        instruction = self.memory.instruction()
+        spent = weighted_input(self.totals.usage) - self._memory_spent_mark
+        if not force and not self.memory.pays_its_way(
+            spent, self.engine.status().used, self.engine.counter.text(instruction)
+        ):
+            return None
         covers = len(self.engine.messages)
         # the conversation itself is the request's prefix (read from the prompt cache), the note
         # instruction its last message; built now, so it is the view the note will cover
-        request = self.engine.prefix_request(
-            self.memory.instruction(), max_tokens=min(8_000, self.config.max_tokens)
-        )
+        request = self.engine.prefix_request(instruction, max_tokens=min(8_000, self.config.max_tokens))
 
         async def update() -> str:
             note = await self.memory.update_with(lambda: self._complete_note(request), covers)
+            self._memory_spent_mark = weighted_input(self.totals.usage)
             self.engine.memory_note, self.engine.memory_covers = self.memory.note, self.memory.covers
             self.log.append("memory", covers=covers, tokens=self.engine.counter.text(note))
             return note

@@ -63,6 +63,7 @@ class ContextConfig:
     memory_update_tokens: int = 5_000
     memory_update_tool_calls: int = 3
     memory_max_tokens: int = 12_000
+    memory_max_share: float = 0.025  # of the session's weighted input, at most, for note updates
     tool_trace: Literal["keep", "digest"] = "keep"
     cache_ttl: Literal["5m", "1h"] = "5m"
     policy: str = "default"

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 from agent_cli.agent.config import Config
+from agent_cli.agent.memory import SessionMemory
 from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.context.model import ContextConfig
 from agent_cli.llm.anthropic import AnthropicProvider
 from tests.agent.helpers import run
 from tests.fakeapi.replies import text, tool_call
@@ -27,7 +29,9 @@ async def test_a_note_update_reads_the_conversation_prefix_from_the_cache(worksp
     try:
         _push_long_task(server)
         provider = AnthropicProvider(api_key="sk-ant-test", base_url=server.url)
-        config = Config(model="claude-sonnet-5-5", permission_mode="yolo")
+        # the share gate off: this test is about the shape of the update request
+        context = ContextConfig(memory_max_share=1.0)
+        config = Config(model="claude-sonnet-5-5", permission_mode="yolo", context=context)
         session = AgentSession(config, provider, SessionSetup(workspace, None, interactive=True))
         events = await run(session, "run the steps")
         assert events[-1].result == "All steps done."
@@ -71,3 +75,17 @@ def test_agent_p_sends_no_request_after_the_final_answer(workspace):
         assert server.pending == 0
     tokens = sum(len(json.dumps(m)) for m in server.requests[-1]["messages"]) // 4
     assert tokens > 10_000  # enough conversation that a note would have been due
+
+
+def test_an_update_waits_until_the_session_spent_enough_for_the_note_to_stay_under_its_share(tmp_path):
+    async def never(system: str, content: str) -> str:
+        raise AssertionError("not called")
+
+    class Counter:
+        def text(self, text: str) -> int:
+            return len(text) // 4
+
+    memory = SessionMemory(tmp_path, tmp_path, never, ContextConfig(memory_max_share=0.025), Counter())
+    # an update over a 40k context costs ~0.1 x 40k + 1.25 x (500 + 1k) = 5.9k weighted tokens
+    assert not memory.pays_its_way(spent_since=200_000, context_tokens=40_000, instruction_tokens=500)
+    assert memory.pays_its_way(spent_since=240_000, context_tokens=40_000, instruction_tokens=500)

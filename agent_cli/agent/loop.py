@@ -374,6 +374,8 @@ class Loop:
             self.engine.ledger.record_result(call.id, result.meta)
             meta_json = json.dumps(result.meta, default=str)
             self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
+        if isinstance(result.meta.get("output_ref"), str):  # the tool kept its full output in the store
+            meta = replace(meta, ref=result.meta["output_ref"])
         return Block.tool_result(call.id, result.output, result.is_error, meta)
 
     async def _permission(self, tool, call: ToolCall, target: str, emit: Emit) -> str | None:

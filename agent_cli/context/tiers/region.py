@@ -230,16 +230,22 @@ def rewrite_results(
             if not _replaceable(block, keep_chars):
                 blocks.append(block)
                 continue
+            # an output kept whole in the store (T0, bash) is named by its own ref: one recall gets it
+            own = f"; its full output: ref {block.meta.ref}" if block.meta.ref else ""
             if not first_id:
                 first_id = block.tool_use_id
                 text = (
                     f"{REGION_PREFIX} ref {ref}{about} — {count} tool results summarized; "
-                    f"use recall to see them]\n{summary}"
+                    f"use recall to see them{own}]
+{summary}"
                 )
             else:
                 use = uses.get(block.tool_use_id)
                 what = f"{result_tool_name(block, uses)} {tool_target(use.input) if use else ''}".strip()
-                text = f"{POINTER_PREFIX} ref {ref} (in the result of {first_id}) — {what}, {len(block.text)} chars]"
+                text = (
+                    f"{POINTER_PREFIX} ref {ref} (in the result of {first_id}) — {what}, "
+                    f"{len(block.text)} chars{own}]"
+                )
             blocks.append(replace(block, text=text, meta=replace(block.meta, ref=block.meta.ref or ref)))
         spans.append(SpanReplacement(index, index + 1, (replace(message, blocks=tuple(blocks)),)))
     return spans

@@ -50,7 +50,7 @@ class ContextConfig:
     # T4
     tail_fraction: float = 0.20  # of the auto threshold
     summarizer_input_tokens: int = 150_000  # larger middles are summarized in chunks
-    prune_output_chars: int = 2_000  # tool outputs in the middle are cut to head+tail before summarizing
+    prune_output_chars: int = 2_000  # T5 cuts a last huge result to about this (head+tail, recallable)
     # T5
     emergency_margin_tokens: int = 2_000
     emergency_target_fraction: float = 0.5  # T5 frees down to this share of the limit, in one step

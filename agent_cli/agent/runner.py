@@ -452,6 +452,7 @@ class AgentSession:
         """/resume ID or /clear into a new session: reopen everything on that log."""
         self.log.close()
         self.totals = Totals()
+        self._memory_spent_mark = 0.0
         self._open(session_id)
 
     def close(self) -> None:

@@ -236,8 +236,7 @@ def rewrite_results(
                 first_id = block.tool_use_id
                 text = (
                     f"{REGION_PREFIX} ref {ref}{about} — {count} tool results summarized; "
-                    f"use recall to see them{own}]
-{summary}"
+                    f"use recall to see them{own}]\n{summary}"
                 )
             else:
                 use = uses.get(block.tool_use_id)

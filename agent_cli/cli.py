@@ -6,7 +6,7 @@ Imports are lazy: `--version` and `--help` load neither textual nor the anthropi
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from agent_cli.agent.config import Config
@@ -75,6 +75,12 @@ def _typer_app():
         continue_: bool = typer.Option(
             False, "--continue", "-c", metavar="", help="Continue the latest session here."
         ),
+        fork_session: bool = typer.Option(
+            False,
+            "--fork-session",
+            metavar="",
+            help="With --continue/--resume: go on in a copy (a new session).",
+        ),
         model: str | None = typer.Option(None, "--model", "-m", metavar="NAME", help="Model name."),
         provider: str | None = typer.Option(
             None, "--provider", metavar="NAME", help="anthropic | scripted | openai."
@@ -142,30 +148,22 @@ def _typer_app():
         resume_id = _resume_id(config, workspace, resume, continue_)
         if prompt is not None and resume == PICK:
             _fail("--resume needs a session id with -p (see `agent sessions`), or use --continue")
+        if fork_session and not resume_id:
+            _fail("--fork-session needs --continue or --resume ID (the session to copy)")
+        start = Start(resume_id, fork_session)
         if prompt is not None:
-            code = _headless(config, workspace, prompt, output_format, resume_id, demo)
+            code = _headless(config, workspace, prompt, output_format, start, demo)
             raise typer.Exit(code)
-        _tui(config, workspace, resume_id, demo, pick=resume == PICK)
+        _tui(config, workspace, start, demo, pick=resume == PICK)
 
     @app.command()
     def sessions() -> None:
         """List the sessions of this workspace: id, start time, turns, first prompt."""
-        from rich.console import Console
-        from rich.table import Table
-
         from agent_cli.agent.session import SessionStore
 
         config = _config({})
         store = SessionStore(config.sessions_root(Path.cwd()))
-        infos = list(store.list())
-        console = Console()
-        if not infos:
-            console.print(f"No sessions in {store.root}")
-            return
-        table = Table("id", "started (UTC)", "turns", "first prompt")
-        for info in infos:
-            table.add_row(info.id, info.started_at, str(info.turns), info.first_prompt[:70])
-        console.print(table)
+        _print_sessions(store, list(store.list()))
 
     mcp_app = typer.Typer(
         help="MCP servers from .mcp.json and config.toml (mcp_servers tables).", no_args_is_help=True
@@ -267,6 +265,35 @@ async def _run_headless(session: "AgentSession", prompt: str, fmt: str) -> int:
         await session.aclose()  # stops MCP servers on the loop they run on
 
 
+class Start(NamedTuple):
+    """Which session a run opens: a new one, `resume_id`, or a copy of it (`fork`)."""
+
+    resume_id: str | None = None
+    fork: bool = False
+
+
+def _print_sessions(store: Any, infos: list[Any]) -> None:
+    """A table on a terminal; plain tab-separated lines with full ids when piped. The person's words
+    are shown as they are: never parsed as markup."""
+    if not infos:
+        print(f"No sessions in {store.root}")
+        return
+    if not sys.stdout.isatty():
+        for info in infos:
+            prompt = " ".join(info.first_prompt.split())[:200]
+            print(f"{info.id}\t{info.started_at}\t{info.turns}\t{prompt}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("id", "started (UTC)", "turns", "first prompt")
+    for info in infos:
+        prompt = " ".join(info.first_prompt.split())[:70]
+        table.add_row(Text(info.id, no_wrap=True), info.started_at, str(info.turns), Text(prompt))
+    Console().print(table)
+
+
 def _warm_sdk() -> None:
     import threading
 
@@ -364,7 +391,7 @@ def trust_decision(config: "Config", workspace: Path):
 
 
 def _session(
-    config: "Config", workspace: Path, resume_id: str | None, interactive: bool, demo: bool
+    config: "Config", workspace: Path, start: Start, interactive: bool, demo: bool
 ) -> "AgentSession":
     from agent_cli.agent.runner import AgentSession, SessionSetup
 
@@ -383,13 +410,11 @@ def _session(
 
     report = None if interactive else _report
     mcp = runtime_for(config, workspace, trusted=trust.trusted, interactive=interactive, report=report)
-    setup = SessionSetup(workspace, resume_id, interactive, trust.trusted)
+    setup = SessionSetup(workspace, start.resume_id, interactive, trust.trusted, fork=start.fork)
     return AgentSession(config, provider, setup, mcp=mcp)
 
 
-def _headless(
-    config: "Config", workspace: Path, prompt: str, fmt: str, resume_id: str | None, demo: bool
-) -> int:
+def _headless(config: "Config", workspace: Path, prompt: str, fmt: str, start: Start, demo: bool) -> int:
     import asyncio
 
     from agent_cli.core.errors import AgentError
@@ -399,7 +424,7 @@ def _headless(
     if prompt == "-":
         prompt = sys.stdin.read()
     try:
-        session = _session(config, workspace, resume_id, interactive=False, demo=demo)
+        session = _session(config, workspace, start, interactive=False, demo=demo)
     except AgentError as exc:
         _fail(str(exc))
         raise
@@ -412,17 +437,40 @@ def _headless(
         session.close()
 
 
-def _tui(config: "Config", workspace: Path, resume_id: str | None, demo: bool, pick: bool = False) -> None:
+def _check_openable(config: "Config", workspace: Path, start: Start) -> None:
+    """Before the TUI paints: a session another process has open, or sessions that cannot be
+    written here, end the run with one line (as `agent -p` does), not a screen with an error."""
+    from agent_cli.agent.lock import SessionLocked, holder
+    from agent_cli.agent.session import SessionStore
+    from agent_cli.core.errors import AgentError
+
+    store = SessionStore(config.sessions_root(workspace))
+    try:
+        store.check_writable()
+        if start.resume_id and not start.fork:
+            pid = holder(store.path(start.resume_id))
+            if pid is not None:
+                raise SessionLocked(start.resume_id, pid if pid > 0 else None)
+    except AgentError as exc:
+        _fail(str(exc))
+
+
+def _tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool = False) -> None:
+    from agent_cli.agent.signals import SignalStop, exit_code
     from agent_cli.tui.app import create_app
 
     startup_error = None if _has_key(config) else NO_KEY
+    if not startup_error:
+        _check_openable(config, workspace, start)
 
     async def loader():
         import asyncio
 
-        session = await asyncio.to_thread(_session, config, workspace, resume_id, True, demo)
+        session = await asyncio.to_thread(_session, config, workspace, start, True, demo)
         if session.mcp is not None:
             session.mcp.start()  # on the app's loop: servers connect while the person types
+        # SIGTERM/SIGHUP: end the running tool, log the interruption, then leave with 143/129
+        SignalStop(session, lambda signum: app.exit(return_code=exit_code(signum))).install()
         return session
 
     app = create_app(
@@ -431,6 +479,8 @@ def _tui(config: "Config", workspace: Path, resume_id: str | None, demo: bool, p
         initial_prompt="/resume" if pick else None,
     )
     app.run()
+    if app.return_code:
+        raise SystemExit(app.return_code)
 
 
 if __name__ == "__main__":

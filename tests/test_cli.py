@@ -153,3 +153,42 @@ def test_replay_reports_bad_input_without_a_traceback(tmp_path):
         text=True,
     )
     assert out.returncode == 0 and json.loads(out.stdout)["integrity"]["orphan_tool_uses"] == 0
+
+
+def test_sessions_piped_is_plain_text_with_full_ids_and_the_prompt_as_typed(workspace):
+    script = write_script(workspace)
+    out = agent(workspace, "-p", "[bold]fix[/bold] add [red", "--script", script, "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    session_id = json.loads(out.stdout)["session_id"]
+    listing = agent(workspace, "sessions")
+    assert listing.returncode == 0 and "Traceback" not in listing.stderr
+    (line,) = listing.stdout.splitlines()
+    assert line.split("\t")[0] == session_id and line.endswith("\t1\t[bold]fix[/bold] add [red")
+
+
+def test_sessions_on_a_terminal_show_markup_in_prompts_as_text(workspace, monkeypatch, capsys):
+    from agent_cli.agent.api import SessionInfo
+    from agent_cli.cli import _print_sessions
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "200")
+    info = SessionInfo(
+        "20260101-000000-abcdef", "2026-01-01T00:00:00+00:00", "[bold]fix[/bold] it [/x]", 1, ""
+    )
+    _print_sessions(None, [info])
+    shown = capsys.readouterr().out
+    assert "[bold]fix[/bold] it [/x]" in shown and "20260101-000000-abcdef" in shown
+
+
+def test_an_unwritable_sessions_directory_is_one_clear_line(workspace):
+    (workspace / ".agent").write_text("not a directory")
+    for args in (["-p", "hi", "--demo"], ["--demo"]):  # headless, and the TUI before it paints
+        out = agent(workspace, *args)
+        assert out.returncode == 2, out.stderr
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+        assert "cannot write sessions to" in out.stderr and ".agent" in out.stderr
+
+
+def test_fork_session_needs_a_session_to_copy(workspace):
+    out = agent(workspace, "-p", "hi", "--demo", "--fork-session")
+    assert out.returncode == 2 and "--fork-session needs --continue or --resume" in out.stderr

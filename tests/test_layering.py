@@ -109,3 +109,55 @@ def test_help_and_version_do_not_load_the_mcp_sdk():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _agent_import_graph(directory: Path) -> dict[str, set[str]]:
+    """module -> the agent/ modules it imports, counting every import (lazy and TYPE_CHECKING too).
+    Modules are dotted paths under agent/ (`runner`, `mcp.runtime`); a package is its __init__."""
+
+    def name(path: Path) -> str:
+        parts = list(path.relative_to(directory).with_suffix("").parts)
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+    modules = {name(p) for p in directory.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted(directory.rglob("*.py")):
+        deps = graph.setdefault(name(path), set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                base = node.module.split(".")
+                if base[:2] == ["agent_cli", "agent"]:
+                    inner = ".".join(base[2:])
+                    targets = [f"{inner}.{a.name}" if inner else a.name for a in node.names] + [inner]
+            elif isinstance(node, ast.Import):
+                targets = [
+                    a.name.split(".", 2)[2] for a in node.names if a.name.startswith("agent_cli.agent.")
+                ]
+            deps.update(t for t in targets if t in modules)
+        deps.discard(name(path))
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    from graphlib import CycleError, TopologicalSorter
+
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        return list(exc.args[1])
+    return None
+
+
+def test_agent_has_no_import_cycle():
+    cycle = _cycle(_agent_import_graph(PACKAGE / "agent"))
+    assert cycle is None, "import cycle in agent/: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path):
+    (tmp_path / "a.py").write_text("from agent_cli.agent.b import x\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent_cli.agent import a\n",
+        encoding="utf-8",
+    )
+    assert sorted(set(_cycle(_agent_import_graph(tmp_path)) or [])) == ["a", "b"]

@@ -2,26 +2,57 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, CommandSpec  # noqa: F401 - COMMANDS re-exported
+from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, AgentBackend, CommandSpec  # noqa: F401
 from agent_cli.agent.config import PERMISSION_MODES
 from agent_cli.agent.loop import compacted_event
 from agent_cli.agent.permission_commands import change_rule, permissions_data, permissions_text
+from agent_cli.agent.rewind import PromptPoint, RewindMode
 from agent_cli.agent.rewind import parse_args as parse_rewind
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished
+from agent_cli.core.types import ModelInfo
 
 if TYPE_CHECKING:
-    from agent_cli.agent.runner import AgentSession
+    from agent_cli.agent.memory import SessionMemory
+    from agent_cli.agent.session import EventLog
+    from agent_cli.context.engine import ContextEngine
 
 Emit = Callable[[Event], None]
+
+
+class CommandHost(AgentBackend, Protocol):
+    """What the commands act on: the backend plus its engine, log and note (agent/runner.py's
+    AgentSession). Commands depend on this shape, not on the runner, so the runner can import them."""
+
+    workspace: Path
+    engine: ContextEngine
+    log: EventLog
+    memory: SessionMemory
+    info: ModelInfo
+    todo: list[dict[str, Any]]
+
+    def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
+
+    def set_model(self, name: str) -> None: ...
+
+    def set_permission_mode(self, mode: str) -> None: ...
+
+    def switch(self, session_id: str | None) -> None: ...
+
+    def prompt_points(self) -> list[PromptPoint]: ...
+
+    async def rewind(self, number: int, mode: RewindMode) -> str: ...
+
 
 MODEL_NAMES = MODEL_CHOICES
 
 
-async def run_command(session: AgentSession, text: str, emit: Emit) -> TurnFinished:
+async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinished:
     name, _, arg = text[1:].strip().partition(" ")
     name, arg = name.lower(), arg.strip()
     handler = HANDLERS.get(name)
@@ -42,14 +73,14 @@ async def run_command(session: AgentSession, text: str, emit: Emit) -> TurnFinis
     return finished
 
 
-async def _help(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _help(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     lines = ["| command | what it does |", "|---|---|"]
     lines += [f"| `/{c.name}{' ' + c.args if c.args else ''}` | {c.help} |" for c in COMMANDS]
     lines.append("\nEsc or Ctrl+C interrupts a running turn; Ctrl+C twice on an empty prompt quits.")
     return CommandResult("help", "\n".join(lines))
 
 
-async def _compact(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _compact(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     before = session.status().used
     compaction = await session.engine.compact(arg)
     if compaction is None:
@@ -69,8 +100,8 @@ async def _compact(session: AgentSession, arg: str, emit: Emit) -> CommandResult
     )
 
 
-async def _summary(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
-    task = session._schedule_memory(emit, force=True)
+async def _summary(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    task = session.schedule_memory(emit, force=True)
     if task is not None:
         try:
             await task
@@ -82,7 +113,7 @@ async def _summary(session: AgentSession, arg: str, emit: Emit) -> CommandResult
     return CommandResult("summary", note, {"path": str(session.workspace / ".session_memory.md")})
 
 
-async def _context(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     data = session.breakdown()
     status = session.status()
     total = sum(data.values()) or 1
@@ -94,7 +125,7 @@ async def _context(session: AgentSession, arg: str, emit: Emit) -> CommandResult
     )
 
 
-async def _clear(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _clear(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     compaction = session.engine.clear()
     session.log.compaction(compaction)
     return CommandResult(
@@ -104,7 +135,7 @@ async def _clear(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     )
 
 
-async def _cost(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _cost(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     data = session.cost()
     usage = data["usage"]
     text = (
@@ -116,7 +147,7 @@ async def _cost(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("cost", text, data)
 
 
-async def _model(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _model(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not arg:
         names = ", ".join(MODEL_NAMES)
         return CommandResult("model", f"Model: {session.model}. Known: {names}.", {"model": session.model})
@@ -126,7 +157,7 @@ async def _model(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     )
 
 
-async def _resume(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not arg:
         rows = [
             f"- `{s.id}` {s.started_at} — {s.turns} turns — {s.first_prompt[:60]}" for s in session.sessions()
@@ -144,7 +175,7 @@ async def _resume(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     )
 
 
-async def _memory(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _memory(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     note = session.memory.note
     return CommandResult(
         "memory",
@@ -152,7 +183,7 @@ async def _memory(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     )
 
 
-async def _todo(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _todo(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not session.todo:
         return CommandResult("todo", "The todo list is empty.", {"todos": []})
     marks = {"completed": "[x]", "in_progress": "[~]"}
@@ -160,7 +191,7 @@ async def _todo(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("todo", "\n".join(lines), {"todos": list(session.todo)})
 
 
-async def _permissions(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _permissions(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     verb, _, rule = arg.partition(" ")
     if verb in ("allow", "deny", "revoke") or (verb == "ask" and rule.strip()):
         return change_rule(session, verb, rule.strip())
@@ -175,7 +206,7 @@ async def _permissions(session: AgentSession, arg: str, emit: Emit) -> CommandRe
     return CommandResult("permissions", permissions_text(session), permissions_data(session))
 
 
-async def _export(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _export(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     parts = [f"# Session {session.session_id}\n"]
     for message in session.conversation():
         text = message.text.strip()
@@ -190,7 +221,7 @@ async def _export(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("export", markdown, {"markdown": markdown})
 
 
-async def _rewind(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     points = session.prompt_points()
     if not arg:
         rows = [
@@ -212,11 +243,11 @@ async def _rewind(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("rewind", text, {"prompt": number, "mode": mode, "session_id": session.session_id})
 
 
-async def _quit(session: AgentSession, arg: str, emit: Emit) -> CommandResult:
+async def _quit(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("quit", "Bye.", {"quit": True})
 
 
-HANDLERS: dict[str, Callable[[AgentSession, str, Emit], Awaitable[CommandResult]]] = {
+HANDLERS: dict[str, Callable[[CommandHost, str, Emit], Awaitable[CommandResult]]] = {
     "help": _help,
     "compact": _compact,
     "summary": _summary,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from agent_cli.agent.signals import SignalStop, exit_code
 from agent_cli.core.events import (
     CommandResult,
     Compacted,
@@ -50,8 +52,28 @@ async def run_headless(
 ) -> int:
     """Run `prompt`; returns the process exit code (0 ok, 1 the run failed)."""
     run = HeadlessRun()
-    for warning in session.warnings:
-        print(f"warning: {warning}", file=err)
+    stop = SignalStop(session).install()
+    try:
+        await _run(session, prompt, fmt, out, err, run)
+    finally:
+        stop.uninstall()
+    if stop.signum is not None:
+        name = signal.Signals(stop.signum).name
+        print(f"agent: stopped by {name}; the session is saved (agent --continue goes on)", file=err)
+        return exit_code(stop.signum)
+    if fmt == "json":
+        out.write(json.dumps(summary(session, run), indent=2) + "\n")
+    elif fmt == "stream-json":
+        out.write(json.dumps({"type": "result", **summary(session, run)}) + "\n")
+    else:
+        out.write(run.result.rstrip() + "\n" if run.result else "")
+    out.flush()
+    return 1 if run.is_error else 0
+
+
+async def _run(
+    session: AgentSession, prompt: str, fmt: OutputFormat, out: TextIO, err: TextIO, run: HeadlessRun
+) -> None:
     last_context: ContextStatus | None = None
     async for event in session.submit(prompt):
         _observe(run, event)
@@ -68,15 +90,8 @@ async def run_headless(
             fmt == "text" and isinstance(event, Notice | Retrying)
         ):
             print(_describe(event), file=err)
-    await session.wait_background()
-    if fmt == "json":
-        out.write(json.dumps(summary(session, run), indent=2) + "\n")
-    elif fmt == "stream-json":
-        out.write(json.dumps({"type": "result", **summary(session, run)}) + "\n")
-    else:
-        out.write(run.result.rstrip() + "\n" if run.result else "")
-    out.flush()
-    return 1 if run.is_error else 0
+    if run.stop_reason != "interrupted":
+        await session.wait_background()
 
 
 def _observe(run: HeadlessRun, event: Event) -> None:

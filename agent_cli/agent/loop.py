@@ -109,11 +109,13 @@ class Loop:
         # called once per prompt, before its first tool call that may change the workspace (checkpoints)
         self.before_change: Callable[[Emit], Awaitable[None]] | None = None
         self._changed_this_run = False
+        self.interrupt_reason = ""  # set by whoever cancels the turn; "" = the person interrupted
+        self._metas: list[tuple[str, dict]] = []
 
     # -- the view: every change is logged, then applied ------------------------------------------
     def _append(self, kind: str, message: Message, emit: Emit, **extra: object) -> None:
         appended = self.engine.append(message)
-        self.log.message(kind, appended.message, **extra)
+        self.log.message(kind, appended.to_log, **extra)
         for compaction in appended.compactions:
             self._record(compaction, emit, applied=True)
         self._check()
@@ -155,6 +157,7 @@ class Loop:
         self.turn += 1
         self.requests_this_run = 0
         self._changed_this_run = False
+        self.interrupt_reason = ""
         emit(TurnStarted(prompt))
         self._close_dangling_user()
         message = user_message or Message(
@@ -185,6 +188,7 @@ class Loop:
                     results += await asyncio.gather(*(self._run_tool(b, emit) for b in batch))
                     del pending[: len(batch)]
                 self._append("tool_results", Message("user", tuple(results), self.turn), emit)
+                self._record_metas()
                 results = []
                 emit(ContextUpdate(self.engine.status()))
             emit(
@@ -197,6 +201,7 @@ class Loop:
             return self._finish(emit, "max_turns", result, is_error=True)
         except asyncio.CancelledError:
             self._close_interrupted(pending, results)
+            self._record_metas()
             emit(Notice("interrupted", "warning"))
             return self._finish(emit, "interrupted", result)
 
@@ -204,9 +209,14 @@ class Loop:
         """Every tool_use of the last response gets a result, so the conversation stays valid."""
         if not pending:
             return
+        text = (
+            f"[interrupted: {self.interrupt_reason} before this tool finished]"
+            if self.interrupt_reason
+            else INTERRUPTED
+        )
         closed = list(results) + [
             Block.tool_result(
-                b.id, INTERRUPTED, is_error=True, meta=BlockMeta(Trust.TOOL, "tool", time.time(), b.name)
+                b.id, text, is_error=True, meta=BlockMeta(Trust.TOOL, "tool", time.time(), b.name)
             )
             for b in pending
         ]
@@ -214,6 +224,13 @@ class Loop:
         self.log.message("tool_results", appended.message, interrupted=True)
         for compaction in appended.compactions:
             self.log.compaction(compaction)
+
+    def _record_metas(self) -> None:
+        """Facts tools reported beside their output (exit code, line range), in the order a resume
+        replays them: after the results they belong to are in the view."""
+        metas, self._metas = self._metas, []
+        for tool_use_id, meta in metas:
+            self.engine.ledger.record_result(tool_use_id, meta)
 
     def _finish(self, emit: Emit, stop_reason: str, result: str, *, is_error: bool = False) -> TurnFinished:
         self.log.append("turn_end", stop_reason=stop_reason)
@@ -371,7 +388,7 @@ class Loop:
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
         if result.meta:
-            self.engine.ledger.record_result(call.id, result.meta)
+            self._metas.append((call.id, result.meta))  # the ledger takes them once it saw the results
             meta_json = json.dumps(result.meta, default=str)
             self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
         if isinstance(result.meta.get("output_ref"), str):  # the tool kept its full output in the store

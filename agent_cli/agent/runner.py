@@ -16,9 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
+from agent_cli.agent.commands import COMMANDS, run_command
 from agent_cli.agent.config import Config
+from agent_cli.agent.lock import SessionLock
 from agent_cli.agent.loop import Loop, Totals
 from agent_cli.agent.memory import weighted_input
+from agent_cli.agent.processes import ProcessRecords
+from agent_cli.agent.recovery import fork as fork_session
+from agent_cli.agent.recovery import orphan_results
 from agent_cli.agent.rewind import (
     PromptPoint,
     RewindMode,
@@ -28,6 +33,7 @@ from agent_cli.agent.rewind import (
     prompt_points,
 )
 from agent_cli.agent.session import (
+    EVENTS,
     EventLog,
     SessionStore,
     conversation,
@@ -67,6 +73,7 @@ class SessionSetup:
     resume_id: str | None = None
     interactive: bool = True
     trusted: bool = False  # the workspace's .mcp.json, hooks and settings may be used (agent/trust.py)
+    fork: bool = False  # go on in a copy of `resume_id` (a new session), leaving the original alone
 
 
 class AgentSession:
@@ -102,30 +109,55 @@ class AgentSession:
         self._memory_task: asyncio.Task | None = None
         self._memory_spent_mark = 0.0  # weighted input spent when the note was last updated
         self.totals = Totals()
+        self.store.check_writable()
         self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
         ensure_git_exclude(self.workspace)
-        self._open(setup.resume_id)
+        self._open(setup.resume_id, fork=setup.fork)
         self.warnings += agent_warnings
         if sandbox_warning:
             self.warnings.append(sandbox_warning)
 
     # -- construction ------------------------------------------------------------------------------
-    def _open(self, resume_id: str | None) -> None:
+    def _open(self, resume_id: str | None, *, fork: bool = False, lock: SessionLock | None = None) -> None:
+        """Open a session for writing: a new one (on disk at its first prompt), or an earlier one —
+        locked, its torn tail set aside — or a copy of an earlier one (`fork`)."""
         events: list[dict[str, Any]] = []
         if resume_id:
-            self.session_id = self.store.resolve(resume_id)
-            loaded = read_events(self.store.path(self.session_id) / "events.jsonl")
+            source_id = self.store.resolve(resume_id)
+            self.session_id = source_id
+            if fork:
+                self.session_id = new_session_id(self.clock())
+                source = read_events(self.store.path(source_id) / EVENTS)
+                self.warnings += source.warnings
+                fork_session(
+                    source.events,
+                    self.store.path(source_id),
+                    self.store.path(self.session_id),
+                    source_id,
+                    self.session_id,
+                )
+                self.warnings.append(f"forked session {source_id} into {self.session_id}")
+            self.session_dir = self.store.path(self.session_id)
+            lock = lock or SessionLock(self.session_dir, self.session_id)
+            self.log = EventLog(self.session_dir, lock)  # locks, then sets a torn last line aside
+            loaded = read_events(self.log.path)
             events = loaded.events
-            self.warnings.extend(loaded.warnings)
+            self.warnings += self.log.warnings + loaded.warnings
             for event in events:
                 if event.get("type") == "config" and event.get("model"):
                     self.model = event["model"]
         else:
             self.session_id = new_session_id(self.clock())
-        self.session_dir = self.store.path(self.session_id)
-        self.log = EventLog(self.session_dir)
-        if not resume_id:
+            self.session_dir = self.store.path(self.session_id)
+            self.log = EventLog(
+                self.session_dir, SessionLock(self.session_dir, self.session_id), deferred=True
+            )
             self.log.append("session_start", id=self.session_id, cwd=str(self.workspace), model=self.model)
+        self.processes = ProcessRecords(self.session_dir)
+        if resume_id and not fork:
+            for note in self.processes.reap():
+                self.warnings.append(note)
+                self.log.append("reaped", message=note)
         self.info = model_info(self.model, self.config.context_window or None)
         self.dir_store = DirStore(self.session_dir)
         self.engine = ContextEngine(
@@ -156,6 +188,7 @@ class AgentSession:
             permission_mode=lambda: self.permissions.mode,
             seen_read=self._seen_read,
             limits=limits,
+            processes=self.processes,
         )
         self._restore_totals(events)  # what was spent stays spent, rewound or not
         events = effective_events(events)  # what a rewind removed is not in any view
@@ -179,6 +212,7 @@ class AgentSession:
         self.loop.before_change = self._checkpoint
         self.checkpoints = Checkpoints(self.workspace, self.session_dir)
         self._checkpoint_failed = False
+        self._close_orphans()
         self.memory = self._make_memory()
 
     async def _checkpoint(self, emit: Callable[[Event], None]) -> None:
@@ -245,6 +279,17 @@ class AgentSession:
         self.rule_warnings = list(gathered.warnings)
         return Permissions(self.permission_mode, self.workspace, gathered.rules)  # type: ignore[arg-type]
 
+    def _close_orphans(self) -> None:
+        """A tool the last process was running when it died gets its 'interrupted' result, logged."""
+        closing = orphan_results(self.engine.messages, self.loop.turn)
+        if closing is None:
+            return
+        appended = self.engine.append(closing, ingest=False)
+        self.log.message("tool_results", appended.message, interrupted=True, recovered=True)
+        self.log.append("turn_end", stop_reason="interrupted")
+        names = ", ".join(sorted({b.meta.tool_name or "tool" for b in closing.blocks}))
+        self.warnings.append(f"the last run ended while {names} was running; it is recorded as interrupted")
+
     def _read_for_reattach(self, path: str) -> str | None:
         """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
         target = (self.workspace / path).resolve() if not Path(path).is_absolute() else Path(path)
@@ -273,8 +318,9 @@ class AgentSession:
                 self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
 
     def _restore_state(self, events: list[dict[str, Any]]) -> None:
-        for event in events:
-            if event.get("type") == "tool_meta":
+        cleared = max((i for i, e in enumerate(events) if _is_clear(e)), default=-1)
+        for index, event in enumerate(events):
+            if event.get("type") == "tool_meta" and index > cleared:  # /clear emptied the ledger
                 self.engine.ledger.record_result(event.get("tool_use_id", ""), event.get("meta") or {})
             elif event.get("type") == "todo":
                 self.todo[:] = event.get("todos", [])
@@ -330,11 +376,11 @@ class AgentSession:
         return list(self.store.list())
 
     def conversation(self) -> list[Message]:
+        if not self.log.started:
+            return []
         return conversation(effective_events(read_events(self.log.path).events))
 
     def commands(self) -> list[CommandSpec]:
-        from agent_cli.agent.commands import COMMANDS
-
         return list(COMMANDS)
 
     def cost(self) -> dict[str, Any]:
@@ -347,15 +393,25 @@ class AgentSession:
             "cache_hit_rate": round(self.totals.cache_hit_rate(), 4),
         }
 
-    def interrupt(self) -> None:
+    def interrupt(self, reason: str = "") -> None:
+        """Cancel the running turn; `reason` (e.g. "agent received SIGTERM") is what the model is
+        told in the results of the tools it cut short."""
         if self._task and not self._task.done():
+            self.loop.interrupt_reason = reason
             self._task.cancel()
+
+    async def idle(self) -> None:
+        """Wait until the running turn (if any) has ended and logged its end."""
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.shield(self._task)
 
     async def submit(self, text: str) -> AsyncIterator[Event]:
         queue: asyncio.Queue[Event] = asyncio.Queue()
+        for warning in self.warnings:  # what opening the session found, told once
+            queue.put_nowait(Notice(warning, "warning"))
+        self.warnings = []
         if text.startswith("/") and not text.startswith("//"):
-            from agent_cli.agent.commands import run_command
-
             work = run_command(self, text, queue.put_nowait)
         else:
             work = self._turn(text.removeprefix("/") if text.startswith("//") else text, queue.put_nowait)
@@ -390,9 +446,9 @@ class AgentSession:
         if self.todo:
             self.log.append("todo", todos=list(self.todo))
         if self.interactive:  # a headless run ends with its answer: a note written now would go unread
-            self._schedule_memory(emit)
+            self.schedule_memory(emit)
 
-    def _schedule_memory(self, emit: Callable[[Event], None], force: bool = False) -> asyncio.Task | None:
+    def schedule_memory(self, emit: Callable[[Event], None], force: bool = False) -> asyncio.Task | None:
         """Update the session-memory note in the background when §7's thresholds say so."""
         if self._memory_task and not self._memory_task.done():
             return self._memory_task
@@ -449,11 +505,20 @@ class AgentSession:
             self.engine.inject(reminder(load_prompt("plan_approved").replace("{mode}", mode)))
 
     def switch(self, session_id: str | None) -> None:
-        """/resume ID or /clear into a new session: reopen everything on that log."""
+        """/resume ID or /clear into a new session: reopen everything on that log. Another
+        session's lock is taken before this one is let go, so a refusal leaves this one open."""
+        lock = None
+        if session_id is not None:
+            resolved = self.store.resolve(session_id)
+            if resolved != self.session_id:
+                lock = SessionLock(self.store.path(resolved), resolved)
+                lock.acquire()  # raises SessionLocked: nothing changed
+            session_id = resolved
         self.log.close()
         self.totals = Totals()
         self._memory_spent_mark = 0.0
-        self._open(session_id)
+        self.warnings = []
+        self._open(session_id, lock=lock)
 
     def close(self) -> None:
         self.log.close()
@@ -483,6 +548,10 @@ def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbo
 def reminder(text: str) -> Block:
     """A `<system-reminder>` attachment for the next user message."""
     return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
+
+
+def _is_clear(event: dict[str, Any]) -> bool:
+    return event.get("type") == "compaction" and (event.get("compaction") or {}).get("tier") == "clear"
 
 
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:

@@ -6,6 +6,7 @@ The LLM view is a projection of the log (see `replay_into`); so is the conversat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -14,9 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from agent_cli.agent.api import SessionInfo
+from agent_cli.agent.lock import SessionLock
+from agent_cli.agent.recovery import set_aside_torn_tail
 from agent_cli.context.model import Compaction
 from agent_cli.core.errors import SessionError
 from agent_cli.core.types import Message, Usage
@@ -51,21 +54,72 @@ def ensure_git_exclude(
 
 
 class EventLog:
-    """Appends events to `events.jsonl`, flushing and fsyncing after each one."""
+    """Appends events to `events.jsonl`, flushing and fsyncing after each one.
 
-    def __init__(self, session_dir: Path):
+    A new session's log is deferred: events wait in memory until the first prompt (a `user` event)
+    creates the directory and takes the session's lock, so a session nobody used leaves nothing on
+    disk. A write that failed (disk full) leaves no fragment for the next event to be glued onto."""
+
+    def __init__(self, session_dir: Path, lock: SessionLock | None = None, *, deferred: bool = False):
         self.dir = session_dir
         self.path = session_dir / EVENTS
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "tool-results").mkdir(exist_ok=True)
-        self._fh = self.path.open("a", encoding="utf-8")
+        self.lock = lock
+        self.warnings: list[str] = []
+        self._held: list[bytes] = []
+        self._fh: BinaryIO | None = None
+        self._closed = False
+        self._opened = False
+        if not deferred:
+            self._open()
+
+    @property
+    def started(self) -> bool:
+        """The session exists on disk (its first prompt was written)."""
+        return self._opened
+
+    def _open(self) -> None:
+        if self.lock is not None:
+            self.lock.acquire()
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            torn = set_aside_torn_tail(self.path)
+            if torn:
+                self.warnings.append(torn)
+            self._fh = self.path.open("ab")
+            self._opened = True
+        except OSError as exc:
+            raise SessionError(f"cannot write the session log {self.path}: {exc}") from exc
+        held, self._held = self._held, []
+        for line in held:
+            self._write(line)
+
+    def _write(self, line: bytes) -> None:
+        assert self._fh is not None
+        try:
+            self._fh.write(line)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None  # the next append sets aside whatever part of this line was written
+            raise
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type_, "ts": time.time(), **fields}
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-        self._fh.write(line + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        except UnicodeEncodeError:  # a lone surrogate (odd tool output): escaped, still one line
+            line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        if self._closed:
+            return event  # a late background task after close: nothing more is written
+        if self._fh is not None:
+            self._write(line)
+        elif self._opened or type_ == "user":
+            self._held.append(line)
+            self._open()
+        else:
+            self._held.append(line)
         return event
 
     # typed helpers, so the shape of each event lives in one place
@@ -85,7 +139,14 @@ class EventLog:
         self.append("compaction", compaction=compaction.to_json())
 
     def close(self) -> None:
-        self._fh.close()
+        self._closed = True
+        self._held.clear()
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+        if self.lock is not None:
+            self.lock.release()
 
 
 @dataclass
@@ -185,6 +246,20 @@ class SessionStore:
             raise SessionError(f"bad session id {session_id!r}")
         return self.root / session_id
 
+    def check_writable(self) -> None:
+        """Fail now, with one clear line, when sessions cannot be written here (not at the first prompt)."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe = self.root / f".write-probe-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise SessionError(
+                f"cannot write sessions to {self.root}: {reason}; fix its permissions, or set "
+                "sessions_dir in the config (or AGENT_SESSIONS_DIR) to a writable directory"
+            ) from exc
+
     def exists(self, session_id: str) -> bool:
         return (self.path(session_id) / EVENTS).exists()
 
@@ -195,8 +270,14 @@ class SessionStore:
         return sorted(p.name for p in self.root.iterdir() if (p / EVENTS).exists())
 
     def latest(self) -> str | None:
-        ids = self.ids()
-        return ids[-1] if ids else None
+        """The newest session that has a turn (one opened and left before its first prompt is not)."""
+        for session_id in reversed(self.ids()):
+            try:
+                if self.info(session_id).turns:
+                    return session_id
+            except SessionError:
+                continue
+        return None
 
     def resolve(self, session_id: str) -> str:
         """An exact id, or a unique prefix of one."""

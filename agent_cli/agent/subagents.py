@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.agent.loop import Loop, Totals
+from agent_cli.agent.processes import ProcessRecords
 from agent_cli.agent.session import EventLog, conversation, read_events
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
@@ -128,7 +129,10 @@ class Subagents:
             tools=tools,
             permissions=host.permissions,
             log=log,
-            tool_ctx=ToolContext(host.workspace, child_dir, store, []),
+            # a child's commands are recorded with the parent's, so a kill -9 leaves none behind for good
+            tool_ctx=ToolContext(
+                host.workspace, child_dir, store, [], processes=ProcessRecords(host.session_dir)
+            ),
             model=info,
             max_tokens=host.config.max_tokens,
             max_turns=host.config.max_turns,

@@ -56,6 +56,13 @@ _PASTE = re.compile(r"^paste-(\d+)$")
 class Appended:
     message: Message  # as placed in the view (injections merged, env on first message), BEFORE T0
     compactions: list[Compaction]  # T0 compactions already applied after it (digest: the policy's)
+    logged: Message | None = None  # what to log: `message` with a person's offloaded paste as kept
+
+    @property
+    def to_log(self) -> Message:
+        """The message for the event log: a paste T0 offloaded is logged as its placeholder (the
+        text is in the store once, not also in the log); replaying it gives the same view and ledger."""
+        return self.logged or self.message
 
 
 class ContextEngine:
@@ -145,11 +152,7 @@ class ContextEngine:
             self._view.append(message)
             self._raw.append(0)
             self._set(index, message)
-        for ref, text in self.ledger.observe(message).items():
-            try:
-                self.store.put(ref, text)
-            except OSError as exc:  # the message is in the view and the log: report, do not fail
-                self.ledger.record_error(f"could not keep {ref} for recall: {exc}")
+        merged = index != len(self._view) - 1 or self._view[index] is not message
         compactions: list[Compaction] = []
         if message.role == "user" and ingest:
             before = self._used()
@@ -160,8 +163,17 @@ class ContextEngine:
                 self._apply(offload, store_originals=False)
                 compactions.append(replace(offload, before=before, after=self._used()))
                 self._offloads += 1
+        logged = message if merged else _words_as_kept(message, self._view[index])
+        self._observe(logged)
         self._check()
-        return Appended(message, compactions)
+        return Appended(message, compactions, logged)
+
+    def _observe(self, message: Message) -> None:
+        for ref, text in self.ledger.observe(message).items():
+            try:
+                self.store.put(ref, text)
+            except OSError as exc:  # the message is in the view and the log: report, do not fail
+                self.ledger.record_error(f"could not keep {ref} for recall: {exc}")
 
     def inject(self, block: Block) -> None:
         """A pending attachment, merged (wrapped in its tag) into the next user message."""
@@ -469,6 +481,18 @@ class ContextEngine:
 
 
 SERVER_CEILING_SHARE = 0.9  # our estimate and the server's count differ: keep a margin below its limit
+
+
+def _words_as_kept(message: Message, kept: Message) -> Message:
+    """The ledger sees a person's paste as it stays in the view (offloaded: a ref, kept once) and
+    everything else as it came — which is also what a resume replays from the log."""
+    if kept is message or len(kept.blocks) != len(message.blocks):
+        return message
+    blocks = tuple(
+        k if b.type == "text" and b.meta.source == "user" and not b.meta.tag else b
+        for b, k in zip(message.blocks, kept.blocks, strict=True)
+    )
+    return replace(message, blocks=blocks)
 
 
 def _default_policy(config: ContextConfig) -> Policy | None:

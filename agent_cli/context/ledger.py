@@ -15,6 +15,7 @@ from typing import Any
 
 from agent_cli.core.types import Block, Message
 
+_PERSISTED = re.compile(r'<persisted-output ref="([^"]+)"[^>]*? chars="(\d+)"')
 MESSAGE_CHARS = 2_000  # longer messages are cut, with a ref to the full text
 MAX_ERRORS = 10
 SHORT_CHARS = 200  # what is left of an old message when the rendering must shrink
@@ -71,7 +72,9 @@ class Ledger:
             if block.type == "tool_result":
                 self._result(block)
         said = "\n\n".join(
-            b.text for b in message.blocks if b.type == "text" and not b.meta.tag and b.meta.source == "user"
+            _pasted(b) or b.text
+            for b in message.blocks
+            if b.type == "text" and not b.meta.tag and b.meta.source == "user"
         )
         words = said.strip()
         if words:
@@ -240,6 +243,14 @@ def _int(value: Any) -> int | None:
         return int(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def _pasted(block: Block) -> str:
+    """A paste offloaded at ingest (T0): one line naming its size and ref; the text is in the store."""
+    found = _PERSISTED.match(block.text) if block.meta.ref else None
+    if found is None:
+        return ""
+    return f"[pasted text, {int(found.group(2)):,} chars: recall ref {found.group(1)}]"
 
 
 def _one_line(text: str) -> str:

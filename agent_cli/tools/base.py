@@ -62,6 +62,13 @@ class OutputLimits:
     inline_chars: int = 30_000
     preview_chars: int = 2_000
     ceiling_chars: int = 100_000_000
+class ProcessRecorder(Protocol):
+    """Told when a command's process group starts and ends, so one left behind by a crash can be
+    found and ended later (agent/processes.py implements it)."""
+
+    def started(self, pgid: int, command: str) -> None: ...
+
+    def ended(self, pgid: int) -> None: ...
 
 
 @dataclass
@@ -81,6 +88,7 @@ class ToolContext:
     # injected by the runner (the engine knows the view), None outside a session
     seen_read: Callable[[Path, str], str | None] | None = None
     limits: OutputLimits = field(default_factory=OutputLimits)
+    processes: ProcessRecorder | None = None  # records bash's process groups while they run
 
 
 @runtime_checkable

@@ -129,6 +129,8 @@ async def run_command(
         env={**os.environ, **_ENV_OVERRIDES},
     )
     pgid = transport.get_pid()  # start_new_session: the shell leads its own process group
+    if ctx.processes is not None:
+        ctx.processes.started(pgid, command)
     timed_out = False
     try:
         try:
@@ -145,6 +147,8 @@ async def run_command(
         raise
     finally:
         transport.close()
+        if ctx.processes is not None:
+            ctx.processes.ended(pgid)
     buffer.feed(decoder.decode(b"", final=True))
     captured = buffer.finish()
     output = raw.placeholder(ctx.store) if raw.is_binary() else captured.text

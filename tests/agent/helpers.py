@@ -20,6 +20,7 @@ def make_session(
     interactive: bool = False,
     mode: str = "yolo",
     context: ContextConfig | None = None,
+    fork: bool = False,
     **config: Any,
 ) -> AgentSession:
     provider = ScriptedProvider(Script(responses=responses, summaries=summaries or []))
@@ -31,7 +32,7 @@ def make_session(
         context=context or ContextConfig(),
         **config,
     )
-    return AgentSession(cfg, provider, SessionSetup(workspace, resume, interactive))
+    return AgentSession(cfg, provider, SessionSetup(workspace, resume, interactive, fork=fork))
 
 
 async def run(session: AgentSession, prompt: str, on_event=None) -> list[Event]:

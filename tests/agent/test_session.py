@@ -31,17 +31,25 @@ async def test_resume_rebuilds_the_identical_view_and_request(workspace):
     assert len(read_events(resumed.log.path).events) > len(read_events(session.log.path).events) - 1
 
 
-async def test_a_torn_last_line_is_skipped_with_a_warning(workspace):
+async def test_a_torn_last_line_is_set_aside_once_and_the_next_event_starts_a_fresh_line(workspace):
     session = make_session(workspace, FIX_TASK)
     await run(session, "fix add()")
     session.close()
+    fragment = '{"type": "assistant", "message": {"role": "assis'
     with session.log.path.open("a") as fh:
-        fh.write('{"type": "assistant", "message": {"role": "assis')  # crash mid-write
+        fh.write(fragment)  # crash mid-write
     resumed = make_session(workspace, [{"text": "fine"}], resume=session.session_id)
-    assert any("torn last line" in w for w in resumed.warnings)
+    assert any("cut off" in w and "events.jsonl.torn" in w for w in resumed.warnings)
+    assert (session.log.path.parent / "events.jsonl.torn").read_text() == fragment + "\n"
     assert resumed.engine.messages == session.engine.messages
     events = await run(resumed, "go on")
     assert events[-1].result == "fine"
+    resumed.close()
+    loaded = read_events(session.log.path)
+    assert loaded.warnings == []  # every line is whole: the new events did not land on the fragment
+    assert [e.get("prompt") for e in loaded.events if e["type"] == "user"] == ["fix add()", "go on"]
+    again = make_session(workspace, [], resume=session.session_id)
+    assert not any("cut off" in w for w in again.warnings)  # reported once
 
 
 async def test_a_corrupt_middle_line_is_skipped_not_fatal(workspace):
@@ -75,3 +83,32 @@ async def test_our_files_stay_out_of_git_status(workspace):
     make_session(workspace, [])
     exclude = (workspace / ".git" / "info" / "exclude").read_text()
     assert ".agent/" in exclude and ".session_memory.md" in exclude
+
+
+def test_a_write_that_failed_half_way_leaves_no_fragment_for_the_next_event(tmp_path):
+    from agent_cli.agent.session import EventLog
+
+    log = EventLog(tmp_path / "s")
+    log.append("user", prompt="one")
+    real = log._fh
+
+    class DiskFull:
+        def write(self, data: bytes) -> int:
+            real.write(data[: len(data) // 2])
+            real.flush()
+            raise OSError(28, "No space left on device")
+
+        def close(self) -> None:
+            real.close()
+
+    log._fh = DiskFull()  # type: ignore[assignment]
+    try:
+        log.append("user", prompt="two" * 50)
+    except OSError:
+        pass
+    log.append("user", prompt="three")  # the disk has room again
+    log.close()
+    loaded = read_events(log.path)
+    assert loaded.warnings == [] and [e["prompt"] for e in loaded.events] == ["one", "three"]
+    assert (tmp_path / "s" / "events.jsonl.torn").read_text().startswith('{"type":"user"')
+    assert any("cut off" in w for w in log.warnings)

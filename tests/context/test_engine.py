@@ -170,8 +170,9 @@ def test_a_large_paste_is_offloaded_with_a_fresh_ref():
     [t0] = e.append(person(paste)).compactions
     assert t0.refs == ("paste-2",)
     assert store.get("paste-2") == paste and store.get("paste-1") == "an older paste"
-    assert e.ledger.messages[0].endswith("recall ref user-1]")
-    assert store.get("user-1") == paste  # the ledger's cut is recallable too
+    # the ledger names the paste by its ref (recallable) instead of keeping a second copy
+    assert e.ledger.messages[0] == f"[pasted text, {len(paste):,} chars: recall ref paste-2]"
+    assert store.refs() == ["paste-1", "paste-2"]
 
 
 def test_bad_input_is_a_clear_error_and_changes_nothing():
@@ -207,7 +208,7 @@ def session(e: ContextEngine) -> list[tuple[str, object]]:
 
     def add(message):
         appended = e.append(message)
-        log.append(("message", appended.message.to_json()))
+        log.append(("message", appended.to_log.to_json()))
         log.extend(("compaction", c.to_json()) for c in appended.compactions)
 
     e.inject(Block.text_block("remember the todo list"))
@@ -396,11 +397,14 @@ def test_the_default_policy_is_the_configured_one():
 
 
 def replay(log, fresh: ContextEngine) -> ContextEngine:
-    for kind, data in log:
-        if kind == "message":
-            fresh.append(Message.from_json(data), ingest=False)
-        else:
-            fresh.apply(Compaction.from_json(data))
+    """Through the real resume path (agent/session.replay_into), as the events the loop logs."""
+    from agent_cli.agent.session import replay_into
+
+    events = [
+        {"type": data["role"], "message": data} if kind == "message" else {"type": kind, "compaction": data}
+        for kind, data in log
+    ]
+    replay_into(events, fresh)
     return fresh
 
 

@@ -97,3 +97,18 @@ async def test_plan_mode_refuses_an_edit_then_offers_the_plan(workspace):
         await pilot.press("n")  # keep planning
         await wait_until(pilot, lambda: app.screen.__class__.__name__ != "PlanScreen")
         assert session.permission_mode == "plan"
+async def test_resume_of_a_session_another_process_has_open_says_so(workspace):
+    from agent_cli.tui.widgets.command_output import CommandOutput
+
+    other = _session(workspace)
+    other.log.append("user", message={"role": "user", "content": []}, prompt="elsewhere")  # on disk, locked
+    session = _session(workspace)
+    app = create_app(backend=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.prompt.set_text(f"/resume {other.session_id}")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bool(app.query(CommandOutput)))
+        [output] = app.query(CommandOutput)
+        assert output.is_error and "in use by pid" in output.text and "--fork-session" in output.text
+        assert session.session_id != other.session_id
+    other.close()

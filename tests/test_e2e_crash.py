@@ -1,0 +1,249 @@
+"""Sessions survive real signals, torn writes and a second process, as a person would meet them:
+`agent -p` processes against the local Messages-API server, which validates every request (a
+tool_use without its tool_result is a 400, as with the real API). Waits are for conditions, never
+fixed sleeps."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agent_cli.agent.processes import live_members
+from tests.fakeapi.replies import text, tool_call
+from tests.fakeapi.server import FakeAnthropic
+
+PATIENCE = 90.0  # seconds a condition may take on a loaded CI machine before the test gives up
+
+
+def _env(workspace: Path, server: FakeAnthropic) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(
+        ANTHROPIC_BASE_URL=server.url,
+        ANTHROPIC_API_KEY="sk-ant-test",
+        XDG_CONFIG_HOME=str(workspace / ".cfg"),
+    )
+    return env
+
+
+def spawn(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_cli.cli", *args],
+        cwd=workspace,
+        env=_env(workspace, server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def agent(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_cli.cli", *args],
+        cwd=workspace,
+        env=_env(workspace, server),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def wait_for(condition: Callable[[], object], what: str) -> object:
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def sessions(workspace: Path) -> Path:
+    return workspace / ".agent" / "sessions"
+
+
+def running_command(workspace: Path) -> dict | None:
+    """The record bash writes while a command runs (pgid and start time), once the command exists."""
+    for path in sessions(workspace).glob("*/running/*.json"):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if live_members(record["pgid"]):
+            return record
+    return None
+
+
+def events(workspace: Path, session_id: str) -> list[dict]:
+    path = sessions(workspace) / session_id / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_results(request: dict) -> list[str]:
+    return [
+        block["content"] if isinstance(block["content"], str) else json.dumps(block["content"])
+        for message in request["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def assert_all_requests_valid(server: FakeAnthropic) -> None:
+    assert all(status == 200 for status in server.statuses), server.statuses
+
+
+def start_sleeping(workspace: Path, server: FakeAnthropic) -> tuple[subprocess.Popen, dict]:
+    server.push(tool_call("bash", {"command": "sleep 25"}, say="Waiting for the build."))
+    proc = spawn(workspace, server, "-p", "wait for the build", "--permission-mode", "yolo")
+    record = wait_for(lambda: running_command(workspace) or proc.poll() is not None, "bash to start")
+    assert isinstance(record, dict), proc.communicate()
+    return proc, record
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_during_bash_ends_the_command_records_it_and_continue_finishes(
+    workspace, fake_anthropic, sig, code
+):
+    server = fake_anthropic
+    proc, record = start_sleeping(workspace, server)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=PATIENCE)
+    assert proc.returncode == code, err
+    assert sig.name in err and "--continue" in err
+    assert live_members(record["pgid"]) == []  # no child is left
+    (session_id,) = [p.name for p in sessions(workspace).iterdir()]
+    logged = events(workspace, session_id)
+    results = [e for e in logged if e["type"] == "tool_results"]
+    assert f"agent received {sig.name}" in json.dumps(results[-1]["message"])
+    assert logged[-1]["type"] == "turn_end" and logged[-1]["stop_reason"] == "interrupted"
+    assert not list((sessions(workspace) / session_id / "running").glob("*.json"))
+
+    server.push(text("The build is done."))
+    cont = agent(workspace, server, "-p", "go on", "--continue", "--output-format", "json")
+    assert cont.returncode == 0, cont.stderr
+    data = json.loads(cont.stdout)
+    assert data["result"] == "The build is done." and data["session_id"] == session_id
+    assert any(sig.name in r for r in tool_results(server.requests[-1]))
+    assert_all_requests_valid(server)
+
+
+@pytest.mark.parametrize("sandbox", ["off", "on"])
+def test_kill_9_during_bash_leaves_no_child_for_good_and_continue_finishes(
+    workspace, fake_anthropic, sandbox
+):
+    """Unsandboxed, the orphaned `sleep` outlives the agent until the session's next start ends it;
+    under bubblewrap (--die-with-parent) it dies with the agent. Either way --continue finishes."""
+    server = fake_anthropic
+    if sandbox == "off":
+        config = workspace / ".cfg" / "agent" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text('sandbox = "off"\n')
+    proc, record = start_sleeping(workspace, server)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=PATIENCE)
+    assert proc.returncode == -signal.SIGKILL
+    if sandbox == "off":
+        assert live_members(record["pgid"])  # the orphaned `sleep 25` is still there
+    else:
+        wait_for(lambda: not live_members(record["pgid"]), "the sandboxed command to die with the agent")
+
+    server.push(text("Done after the crash."))
+    cont = agent(workspace, server, "-p", "go on", "--continue", "--output-format", "json")
+    assert cont.returncode == 0, cont.stderr
+    assert live_members(record["pgid"]) == []  # nothing left once the session is opened again
+    data = json.loads(cont.stdout)
+    assert data["result"] == "Done after the crash."
+    if sandbox == "off":
+        assert any("ended a command" in w for w in data["warnings"]), data["warnings"]
+    sent = tool_results(server.requests[-1])
+    assert any("interrupted: the process ended before this tool finished" in r for r in sent), sent
+    assert_all_requests_valid(server)
+
+
+def test_a_torn_last_line_then_three_continues_keep_every_prompt(workspace, fake_anthropic):
+    server = fake_anthropic
+    server.push(text("First answer."))
+    first = agent(workspace, server, "-p", "prompt 1", "--output-format", "json")
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    log = sessions(workspace) / session_id / "events.jsonl"
+    whole = log.read_bytes()
+    log.write_bytes(whole + whole.splitlines(keepends=True)[-2][:37])  # a power cut mid-write
+
+    warnings = []
+    for n in (2, 3, 4):
+        server.push(text(f"Answer {n}."))
+        run = agent(workspace, server, "-p", f"prompt {n}", "--continue", "--output-format", "json")
+        assert run.returncode == 0, run.stderr
+        warnings.append(json.loads(run.stdout)["warnings"])
+    sent = json.dumps(server.requests[-1]["messages"])
+    for n in (1, 2, 3, 4):
+        assert f"prompt {n}" in sent
+    assert any("cut off" in w for w in warnings[0]) and not any(
+        "cut off" in w for w in warnings[1] + warnings[2]
+    )
+    assert (log.parent / "events.jsonl.torn").read_bytes() == whole.splitlines(keepends=True)[-2][:37] + b"\n"
+    assert_all_requests_valid(server)
+
+
+def test_two_continues_at_once_one_is_told_the_session_is_in_use(workspace, fake_anthropic):
+    from tests.fakeapi.replies import Stall
+
+    server = fake_anthropic
+    server.push(text("Started."))
+    assert agent(workspace, server, "-p", "start", "--output-format", "json").returncode == 0
+    seen = len(server.requests)
+    server.push(Stall(reply=text("First one finished.")))
+    holder = spawn(workspace, server, "-p", "one", "--continue", "--output-format", "json")
+    wait_for(lambda: len(server.requests) > seen or holder.poll() is not None, "the first request")
+    second = agent(workspace, server, "-p", "two", "--continue")
+    assert second.returncode != 0
+    assert f"in use by pid {holder.pid}" in second.stderr and "--fork-session" in second.stderr
+    assert "Traceback" not in second.stderr
+    server.release()
+    out, err = holder.communicate(timeout=PATIENCE)
+    assert holder.returncode == 0, err
+    assert json.loads(out)["result"] == "First one finished."
+
+    server.push(text("Third is fine."))
+    third = agent(workspace, server, "-p", "three", "--continue", "--output-format", "json")
+    assert third.returncode == 0, third.stderr
+    sent = json.dumps(server.requests[-1]["messages"])
+    assert "start" in sent and "one" in sent and "three" in sent and '"two"' not in sent
+    assert_all_requests_valid(server)
+
+
+def test_fork_session_goes_on_in_a_copy_while_the_original_is_in_use(workspace, fake_anthropic):
+    from tests.fakeapi.replies import Stall
+
+    server = fake_anthropic
+    server.push(tool_call("bash", {"command": "echo built"}), text("Built."))
+    first = agent(workspace, server, "-p", "build it", "--permission-mode", "yolo", "--output-format", "json")
+    original = json.loads(first.stdout)["session_id"]
+    seen = len(server.requests)
+    server.push(Stall(reply=text("Still here.")))
+    holder = spawn(workspace, server, "-p", "and then?", "--continue")
+    wait_for(lambda: len(server.requests) > seen or holder.poll() is not None, "the first request")
+    server.push(text("In the copy."))
+    fork = agent(
+        workspace, server, "-p", "try another way", "--continue", "--fork-session", "--output-format", "json"
+    )
+    assert fork.returncode == 0, fork.stderr
+    forked = json.loads(fork.stdout)["session_id"]
+    assert forked != original
+    sent = json.dumps(server.requests[-1]["messages"])
+    assert "build it" in sent and "built" in sent and "try another way" in sent
+    server.release()
+    holder.communicate(timeout=PATIENCE)
+    assert holder.returncode == 0
+    assert not any(e.get("prompt") == "try another way" for e in events(workspace, original))
+    assert events(workspace, forked)[0]["forked_from"] == original
+    assert_all_requests_valid(server)

@@ -62,6 +62,8 @@ class OutputLimits:
     inline_chars: int = 30_000
     preview_chars: int = 2_000
     ceiling_chars: int = 100_000_000
+
+
 class ProcessRecorder(Protocol):
     """Told when a command's process group starts and ends, so one left behind by a crash can be
     found and ended later (agent/processes.py implements it)."""

@@ -97,6 +97,8 @@ async def test_plan_mode_refuses_an_edit_then_offers_the_plan(workspace):
         await pilot.press("n")  # keep planning
         await wait_until(pilot, lambda: app.screen.__class__.__name__ != "PlanScreen")
         assert session.permission_mode == "plan"
+
+
 async def test_resume_of_a_session_another_process_has_open_says_so(workspace):
     from agent_cli.tui.widgets.command_output import CommandOutput
 

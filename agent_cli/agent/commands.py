@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
     from agent_cli.agent.session import EventLog
     from agent_cli.context.engine import ContextEngine
+    from agent_cli.tools.permissions import Permissions
 
 Emit = Callable[[Event], None]
 
@@ -35,6 +36,8 @@ class CommandHost(AgentBackend, Protocol):
     memory: SessionMemory
     info: ModelInfo
     todo: list[dict[str, Any]]
+    permissions: Permissions
+    rule_warnings: list[str]
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_cli.core.events import CommandResult
 from agent_cli.tools.rules import RuleError
 
 if TYPE_CHECKING:
-    from agent_cli.agent.runner import AgentSession
+    from agent_cli.agent.session import EventLog
+    from agent_cli.tools.permissions import Permissions
+
+
+class RuleHost(Protocol):
+    """What /permissions reads and changes (agent/runner.py's AgentSession has it)."""
+
+    permission_mode: str
+    permissions: Permissions
+    rule_warnings: list[str]
+    log: EventLog
+
 
 MODE_HELP = (
     "Modes: ask (read-only tools run; edits and bash ask), auto-edit (edits run; bash asks), plan "
@@ -17,7 +28,7 @@ MODE_HELP = (
 USAGE = "`/permissions MODE`, `/permissions allow|ask|deny RULE`, `/permissions revoke RULE`"
 
 
-def permissions_text(session: AgentSession) -> str:
+def permissions_text(session: RuleHost) -> str:
     rules = session.permissions.rules
     lines = [f"Permission mode: {session.permission_mode}. {MODE_HELP}", ""]
     if rules:
@@ -34,7 +45,7 @@ def permissions_text(session: AgentSession) -> str:
     return "\n".join(lines)
 
 
-def permissions_data(session: AgentSession) -> dict[str, Any]:
+def permissions_data(session: RuleHost) -> dict[str, Any]:
     return {
         "mode": session.permission_mode,
         "rules": [
@@ -43,7 +54,7 @@ def permissions_data(session: AgentSession) -> dict[str, Any]:
     }
 
 
-def change_rule(session: AgentSession, verb: str, rule: str) -> CommandResult:
+def change_rule(session: RuleHost, verb: str, rule: str) -> CommandResult:
     if not rule:
         return CommandResult(
             "permissions", f"Which rule? {USAGE}, e.g. `/permissions allow Bash(npm test:*)`.", is_error=True

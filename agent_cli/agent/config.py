@@ -11,7 +11,8 @@ from typing import Any
 
 from agent_cli.context.model import ContextConfig
 from agent_cli.core.errors import ConfigError
-from agent_cli.llm.models import DEFAULT_MODEL
+from agent_cli.llm.models import DEFAULT_MODEL, check_table
+from agent_cli.llm.openai_compat import OpenAISettings
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 from agent_cli.tools.sandbox import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
 
@@ -57,7 +58,7 @@ class Config:
     context_window: int = 0  # 0 = what we know of the model (unknown models: 200k)
     sessions_dir: str = ""  # "" = <workspace>/.agent/sessions
     script: str = ""  # the scripted provider's script
-    base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default
+    base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default (the anthropic provider)
     debug: bool = False  # check the invariants after every transformation at run time
     trust_workspace: bool = False  # --trust-workspace: use the workspace's .mcp.json, hooks, settings
     mcp_startup_wait: float = 5.0  # seconds the first turn waits for MCP servers still connecting
@@ -71,6 +72,8 @@ class Config:
     user_sandbox: SandboxConfig | None = None  # the user's config alone (None: same as `sandbox`)
     user_extensions: Extensions = field(default_factory=Extensions)
     workspace_extensions: Extensions = field(default_factory=Extensions)
+    openai: OpenAISettings = field(default_factory=OpenAISettings)  # `[openai]`: base_url, api_key_env
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)  # `[models.NAME]`: registry overrides
 
     def sessions_root(self, workspace: Path) -> Path:
         return (
@@ -106,7 +109,7 @@ def load_config(
     """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens)."""
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
-    tables: dict[str, Any] = {"permissions": {}, "sandbox": {}}
+    tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}}
     layers: list[dict[str, list[str]]] = []
     extensions: list[Extensions] = []
     user_sandbox: dict[str, Any] | None = None
@@ -123,6 +126,7 @@ def load_config(
         if user_sandbox is None:  # the first layer is the user's own config
             user_sandbox = dict(tables["sandbox"])
         layers.append(tables["permissions"])
+        _merge_provider_tables(tables, data, path)
         values.update(_flatten(data))
     for var, key in ENV.items():
         if env.get(var, "") != "":
@@ -137,6 +141,8 @@ def load_config(
         workspace_permissions=_permission_rules(layers[1]),
         sandbox=_sandbox(tables["sandbox"]),
         user_sandbox=_sandbox(user_sandbox or {}),
+        openai=_openai(tables["openai"], env),
+        models=tables["models"],
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
     )
@@ -165,6 +171,25 @@ def _merge_tables(tables: dict[str, Any], data: dict[str, Any], path: Path) -> N
     if sandbox is not None and not isinstance(sandbox, dict):
         raise ConfigError(f'{path}: sandbox must be "auto", "on", "off" or a table')
     tables["sandbox"].update(sandbox or {})
+
+
+def _merge_provider_tables(tables: dict[str, Any], data: dict[str, Any], path: Path) -> None:
+    """[openai] keys override across layers; [models.NAME] tables merge key by key."""
+    openai, models = data.pop("openai", {}), data.pop("models", {})
+    if not isinstance(openai, dict) or not isinstance(models, dict):
+        raise ConfigError(f'{path}: [openai] and [models."NAME"] must be tables')
+    tables["openai"].update(openai)
+    for name, table in models.items():
+        checked = check_table(f"{path}: models.{name}", table)
+        tables["models"][name] = {**tables["models"].get(name, {}), **checked}
+
+
+def _openai(table: dict[str, Any], env: dict[str, str]) -> OpenAISettings:
+    unknown = set(table) - {"base_url", "api_key_env"}
+    if unknown:
+        raise ConfigError(f"unknown setting openai.{sorted(unknown)[0]}: use base_url or api_key_env")
+    base_url = env.get("OPENAI_BASE_URL") or str(table.get("base_url", ""))  # the environment wins
+    return OpenAISettings(base_url, str(table.get("api_key_env") or "OPENAI_API_KEY"))
 
 
 def _permission_rules(table: dict[str, list[str]]) -> PermissionRules:

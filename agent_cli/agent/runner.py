@@ -51,9 +51,9 @@ from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
-from agent_cli.core.types import Block, BlockMeta, Message, Trust, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
 from agent_cli.llm.base import Provider, Request
-from agent_cli.llm.models import model_info, summarizer_for
+from agent_cli.llm.models import registry
 from agent_cli.tools.base import OutputLimits, ToolContext
 from agent_cli.tools.encoding import decode_file
 from agent_cli.tools.fs import resolve_path
@@ -105,6 +105,9 @@ class AgentSession:
         self.warnings: list[str] = []
         self.mode_before_plan = "ask"  # where approving a plan returns to
         self.permissions = self._make_permissions()
+        self.models = registry(config.models)  # models.toml with the config's [models.NAME] over it
+        self._model_notices: list[str] = []  # an unknown model's warning, for the TUI's next turn
+        self._warned_models: set[str] = set()
         self._task: asyncio.Task | None = None
         self._memory_task: asyncio.Task | None = None
         self._memory_spent_mark = 0.0  # weighted input spent when the note was last updated
@@ -158,7 +161,7 @@ class AgentSession:
             for note in self.processes.reap():
                 self.warnings.append(note)
                 self.log.append("reaped", message=note)
-        self.info = model_info(self.model, self.config.context_window or None)
+        self.info = self._model_info(self.model)
         self.dir_store = DirStore(self.session_dir)
         self.engine = ContextEngine(
             config=self.config.context,
@@ -202,7 +205,7 @@ class AgentSession:
             log=self.log,
             tool_ctx=self.tool_ctx,
             model=self.info,
-            max_tokens=self.config.max_tokens,
+            max_tokens=min(self.config.max_tokens, self.info.max_output_tokens),  # what the model can give
             max_turns=self.config.max_turns,
             interactive=self.interactive,
             totals=self.totals,
@@ -307,7 +310,7 @@ class AgentSession:
             if event.get("type") == "assistant" and event.get("usage"):
                 usage = Usage.from_json(event["usage"])
                 self.totals.usage = self.totals.usage + usage
-                self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
+                self.totals.cost_usd += self.models.info(event.get("model") or self.model).cost(usage)
                 self.totals.requests += 1 if usage.total_input else 0
             elif event.get("type") == "subagent_usage":  # a child's spending (agent/subagents.py)
                 self.totals.usage = self.totals.usage + Usage.from_json(event.get("usage"))
@@ -315,7 +318,7 @@ class AgentSession:
             elif event.get("type") == "summarizer_usage":
                 usage = Usage.from_json(event.get("usage"))
                 self.totals.usage = self.totals.usage + usage
-                self.totals.cost_usd += model_info(event.get("model") or self.model).cost(usage)
+                self.totals.cost_usd += self.models.info(event.get("model") or self.model).cost(usage)
 
     def _restore_state(self, events: list[dict[str, Any]]) -> None:
         cleared = max((i for i, e in enumerate(events) if _is_clear(e)), default=-1)
@@ -336,7 +339,7 @@ class AgentSession:
         return memory
 
     async def _summarize(self, system: str, content: str) -> str:
-        model = self.config.summarizer_model or summarizer_for(self.model)
+        model = self.config.summarizer_model or self.models.summarizer_for(self.model)
         request = Request(
             model=model,
             system=[{"type": "text", "text": system}],
@@ -346,7 +349,7 @@ class AgentSession:
         )
         done = await self.provider.complete(request)
         self.totals.usage = self.totals.usage + done.usage
-        self.totals.cost_usd += model_info(model).cost(done.usage)
+        self.totals.cost_usd += self.models.info(model).cost(done.usage)
         self.log.append("summarizer_usage", usage=done.usage.to_json(), model=model)
         text = done.message.text.strip()
         if not text:
@@ -434,8 +437,20 @@ class AgentSession:
         finally:
             self._after_turn(emit)
 
+    def _model_info(self, name: str) -> ModelInfo:
+        """The registry's facts; an unknown model is said once (stderr headless, a Notice in the TUI)."""
+        window = self.config.context_window or None
+        warning = self.models.warning(name, window)
+        if warning and name not in self._warned_models:
+            self._warned_models.add(name)
+            (self._model_notices if self.interactive else self.warnings).append(warning)
+        return self.models.info(name, window)
+
     async def _before_turn(self, emit: Callable[[Event], None]) -> None:
         """Tools of MCP servers that connected since the last turn join now, never within a turn."""
+        for text in self._model_notices:
+            emit(Notice(text, "warning"))
+        self._model_notices.clear()
         if self.mcp is None:
             return
         notices = await self.mcp.before_turn(self.tools, self.engine.status().budget, self.engine.counter)
@@ -488,9 +503,10 @@ class AgentSession:
 
     def set_model(self, name: str) -> None:
         self.model = name
-        self.info = model_info(name, self.config.context_window or None)
+        self.info = self._model_info(name)
         self.engine.set_model(self.info)
         self.loop.model = self.info
+        self.loop.max_tokens = min(self.config.max_tokens, self.info.max_output_tokens)
         self.log.append("config", model=name)
 
     def set_permission_mode(self, mode: str) -> None:

@@ -1,56 +1,170 @@
-"""What we know about models: windows, output limits, prices. Unknown models get a 200k window."""
+"""The model registry: windows, output limits, prices, caching, provider — from models.toml, with the
+user's `[models.NAME]` tables from config laid over it.
+
+An unknown model gets models.toml's [default] (a 200k window) and `ModelRegistry.warning` says so, once
+per session, with how to describe it. Lookups accept a date suffix (`claude-sonnet-4-5-20250929`,
+`gpt-4o-2024-08-06`) and a routing prefix (`anthropic/claude-sonnet-5-5`, as LiteLLM names them).
+"""
 
 from __future__ import annotations
 
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from agent_cli.core.errors import ConfigError
 from agent_cli.core.types import ModelInfo
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_SUMMARIZER = "claude-haiku-5-5"
+NO_CACHE_MIN_TOKENS = 10**12  # `prompt_cache = false`: no prefix is ever long enough to be cached
 
-_KNOWN: dict[str, ModelInfo] = {
-    "claude-sonnet-5-5": ModelInfo("claude-sonnet-5-5", 1_000_000, 128_000, 2.0, 10.0),
-    "claude-opus-5-5": ModelInfo("claude-opus-5-5", 1_000_000, 128_000, 5.0, 25.0),
-    "claude-haiku-5-5": ModelInfo("claude-haiku-5-5", 1_000_000, 64_000, 1.0, 5.0),
-    "claude-opus-4-6": ModelInfo("claude-opus-4-6", 200_000, 64_000, 5.0, 25.0),
-    "claude-sonnet-4-5": ModelInfo("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0),
-    "claude-haiku-4-5": ModelInfo("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0),
-    "scripted": ModelInfo("scripted", 200_000, 32_000, 2.0, 10.0),
+# the keys of a model's table, and the ModelInfo field each sets (None: not a ModelInfo field)
+_KEYS: dict[str, str | None] = {
+    "window": "context_window",
+    "max_output": "max_output_tokens",
+    "input_price": "input_price",
+    "output_price": "output_price",
+    "cache_write": "cache_write_multiplier",
+    "cache_read": "cache_read_multiplier",
+    "cache_min_tokens": "cache_min_tokens",
+    "prompt_cache": None,
+    "provider": None,
+    "summarizer": None,
 }
+_DATED = re.compile(r"^[-@](\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    info: ModelInfo
+    provider: str = ""
+    summarizer: str = ""  # "" = the model itself
+    known: bool = True
+
+
+@dataclass(frozen=True)
+class ModelRegistry:
+    default: Mapping[str, Any]
+    models: Mapping[str, Mapping[str, Any]]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.models)
+
+    def lookup(self, name: str) -> ModelEntry:
+        table = self._table(name)
+        spec = {**self.default, **(table or {})}
+        return ModelEntry(
+            _info(name, spec),
+            str(spec.get("provider") or ""),
+            str(spec.get("summarizer") or ""),
+            known=table is not None,
+        )
+
+    def info(self, name: str, window: int | None = None) -> ModelInfo:
+        info = self.lookup(name).info
+        return replace(info, context_window=window) if window else info
+
+    def summarizer_for(self, model: str) -> str:
+        return self.lookup(model).summarizer or model
+
+    def warning(self, name: str, window: int | None = None) -> str | None:
+        """What to tell the person when `name` is not in the registry (None when it is)."""
+        if self.lookup(name).known:
+            return None
+        info = self.info(name, window)
+        assumed = (
+            f"a {info.context_window:,}-token window"
+            + ("" if window else " (the default)")
+            + f", {info.max_output_tokens:,} output tokens, ${info.input_price:g}/${info.output_price:g} "
+            "per million input/output tokens"
+        )
+        return (
+            f"model {name!r} is not in the model registry: assuming {assumed}. Describe it in "
+            f'.agent/config.toml: [models."{name}"] window = ..., max_output = ..., input_price = ..., '
+            "output_price = ..."
+        )
+
+    def with_overrides(self, overrides: Mapping[str, Mapping[str, Any]]) -> ModelRegistry:
+        """This registry with the user's `[models.NAME]` tables laid over it (key by key)."""
+        if not overrides:
+            return self
+        merged = {name: dict(table) for name, table in self.models.items()}
+        for name, table in overrides.items():
+            merged[name] = {**merged.get(name, {}), **check_table(f"models.{name}", table)}
+        return ModelRegistry(self.default, merged)
+
+    def _table(self, name: str) -> Mapping[str, Any] | None:
+        for candidate in (name, name.rsplit("/", 1)[-1]):
+            if candidate in self.models:
+                return self.models[candidate]
+            for known in sorted(self.models, key=len, reverse=True):
+                if candidate.startswith(known) and _DATED.match(candidate[len(known) :]):
+                    return self.models[known]
+        return None
+
+
+def check_table(where: str, table: Any) -> dict[str, Any]:
+    """A `[models.NAME]` table with its values checked (ConfigError naming the bad one)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table (window = ..., input_price = ...)")
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        key = str(key).replace("-", "_")
+        if key not in _KEYS:
+            raise ConfigError(f"unknown setting {where}.{key}: use one of {', '.join(_KEYS)}")
+        if key in ("provider", "summarizer"):
+            ok = isinstance(value, str)
+        elif key == "prompt_cache":
+            ok = isinstance(value, bool)
+        elif key in ("window", "max_output", "cache_min_tokens"):
+            ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        else:
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        if not ok:
+            raise ConfigError(f"{where}.{key}: {value!r} is not a valid value")
+        out[key] = value
+    return out
+
+
+def _info(name: str, spec: Mapping[str, Any]) -> ModelInfo:
+    values = {field: spec[key] for key, field in _KEYS.items() if field is not None and key in spec}
+    if spec.get("prompt_cache") is False:
+        values["cache_min_tokens"] = NO_CACHE_MIN_TOKENS
+    known = {f.name for f in fields(ModelInfo)}
+    return ModelInfo(name, **{k: v for k, v in values.items() if k in known})
+
+
+@cache
+def builtin_registry() -> ModelRegistry:
+    """models.toml, shipped in the package (read once)."""
+    text = resources.files("agent_cli.llm").joinpath("models.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    default = check_table("models.toml [default]", data.get("default", {}))
+    models = {name: check_table(f"models.toml [models.{name}]", t) for name, t in data["models"].items()}
+    return ModelRegistry(default, models)
+
+
+def registry(overrides: Mapping[str, Mapping[str, Any]] | None = None) -> ModelRegistry:
+    return builtin_registry().with_overrides(overrides or {})
+
+
+# -- the built-in registry, for callers without a config ---------------------------------------
 
 
 def known_models() -> tuple[str, ...]:
-    return tuple(_KNOWN)
+    return builtin_registry().names()
 
 
 def model_info(name: str, window: int | None = None) -> ModelInfo:
-    """Known facts for `name` (prefix match for dated ids); `window` overrides the window."""
-    info = _KNOWN.get(name)
-    if info is None:
-        for known, candidate in _KNOWN.items():
-            if name.startswith(known):
-                info = ModelInfo(name, *_fields(candidate))
-                break
-    if info is None:
-        info = ModelInfo(name)
-    if window:
-        info = ModelInfo(info.name, window, *_fields(info)[1:])
-    return info
-
-
-def _fields(info: ModelInfo) -> tuple:
-    return (
-        info.context_window,
-        info.max_output_tokens,
-        info.input_price,
-        info.output_price,
-        info.cache_write_multiplier,
-        info.cache_read_multiplier,
-        info.cache_min_tokens,
-    )
+    """Known facts for `name`; `window` overrides the window."""
+    return builtin_registry().info(name, window)
 
 
 def summarizer_for(model: str) -> str:
     """The cheap model of the same provider."""
-    if model.startswith("claude"):
-        return DEFAULT_SUMMARIZER
-    return model
+    return builtin_registry().summarizer_for(model)

@@ -1,0 +1,57 @@
+"""Config: the [openai] endpoint table and [models."NAME"] registry overrides, per layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_cli.agent.config import load_config
+from agent_cli.core.errors import ConfigError
+from agent_cli.llm.models import registry
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_openai_table_and_model_tables_merge_across_layers(tmp_path):
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    _write(
+        home / "agent" / "config.toml",
+        'provider = "openai"\n[openai]\nbase_url = "http://gpu-box:8000/v1"\napi_key_env = "VLLM_KEY"\n'
+        '[models."qwen3-coder"]\nwindow = 131_072\ninput_price = 0.0\n',
+    )
+    _write(
+        ws / ".agent" / "config.toml",
+        '[openai]\nbase_url = "http://127.0.0.1:8000/v1"\n[models."qwen3-coder"]\nmax_output = 8192\n',
+    )
+    config = load_config(ws, env={"XDG_CONFIG_HOME": str(home)})
+    assert config.provider == "openai"
+    assert (config.openai.base_url, config.openai.api_key_env) == ("http://127.0.0.1:8000/v1", "VLLM_KEY")
+    assert config.models == {"qwen3-coder": {"window": 131_072, "input_price": 0.0, "max_output": 8192}}
+    info = registry(config.models).info("qwen3-coder")
+    assert (info.context_window, info.max_output_tokens, info.input_price) == (131_072, 8192, 0.0)
+
+
+def test_the_environment_base_url_wins_over_the_files(tmp_path):
+    _write(tmp_path / ".agent" / "config.toml", '[openai]\nbase_url = "http://from-file/v1"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "none"), "OPENAI_BASE_URL": "http://from-env/v1"}
+    assert load_config(tmp_path, env=env).openai.base_url == "http://from-env/v1"
+    assert load_config(tmp_path, env={"XDG_CONFIG_HOME": "/x"}).openai.api_key_env == "OPENAI_API_KEY"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[openai]\napi_key = "sk-secret"\n', "unknown setting openai.api_key"),
+        ('[models."m"]\nwindow = "huge"\n', "models.m.window"),
+        ('[models."m"]\nspeed = 3\n', "unknown setting .*models.m.speed"),
+        ('openai = "x"\n', r"\[openai\]"),
+    ],
+)
+def test_bad_tables_are_config_errors_naming_the_setting(tmp_path, text, message):
+    _write(tmp_path / ".agent" / "config.toml", text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})

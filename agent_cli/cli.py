@@ -365,7 +365,7 @@ def make_provider(config: "Config", demo: bool) -> "Provider":
     if config.provider == "openai":
         from agent_cli.llm.openai_compat import OpenAICompatProvider
 
-        return OpenAICompatProvider()
+        return OpenAICompatProvider(config.openai)
     from agent_cli.llm.anthropic import AnthropicProvider
 
     return AnthropicProvider(base_url=config.base_url or None)

@@ -6,12 +6,18 @@ from pathlib import Path
 import pytest
 
 # No test may reach a real API or depend on a key, whatever the environment says.
-for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+for var in (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+):
     os.environ.pop(var, None)
 os.environ.setdefault("XDG_CONFIG_HOME", "/nonexistent-agent-test-config")
 
 try:  # the local Messages-API server (tests/fakeapi)
-    from tests.fakeapi.fixtures import fake_anthropic  # noqa: F401
+    from tests.fakeapi.fixtures import fake_anthropic, fake_openai  # noqa: F401
 except ImportError:  # pragma: no cover - while it is being written
     pass
 

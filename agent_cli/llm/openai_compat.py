@@ -1,29 +1,29 @@
-"""Any OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp server, OpenAI itself).
+"""Any OpenAI-compatible chat-completions endpoint (OpenAI, LiteLLM, vLLM, Ollama, llama.cpp server).
 
-Optional: needs the `[openai]` extra (`pip install 'agent-cli[openai]'`); without it, building the
-client raises a ConfigError that says so. The SDK is imported lazily.
+The `openai` SDK is imported lazily (on first use, or ahead of time with `prepare()`).
 
 A `Request` (Messages-API shape) is translated to chat completions: system blocks become one system
 message, tool_use blocks become `tool_calls`, tool_result blocks become `tool` messages (sent before
 the user's words of the same turn), tools become functions; cache_control and thinking blocks are
-dropped. The stream is translated back into our stream events and one StreamDone. Retries are the
-SDK's own (one place): `max_retries` is handed to it.
+dropped. The stream (with `stream_options.include_usage`) is translated back into our stream events
+and one StreamDone; several tool calls interleaved by `index` come out as separate tool_use blocks.
+Retries are ours (llm/retry.py; the SDK gets `max_retries=0`), errors are classified in
+openai_errors.py (context-length errors become ContextOverflowError, so T5 runs).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_cli.core.errors import ConfigError, ContextOverflowError, ProviderError
+from agent_cli.core.errors import ConfigError, ProviderError
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage, content_to_text
 from agent_cli.llm import models
-from agent_cli.llm.anthropic_errors import classify_status
 from agent_cli.llm.base import (
     Request,
     StreamDone,
@@ -35,13 +35,26 @@ from agent_cli.llm.base import (
     StreamUsage,
     collect,
 )
+from agent_cli.llm.openai_errors import KEY_HINT, classify_openai_error
+from agent_cli.llm.retry import Backoff, stream_with_retries
 
-MISSING_EXTRA = "the openai provider needs the optional extra: pip install 'agent-cli[openai]'"
-_FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens"}
-_OVERFLOW = re.compile(
-    r"maximum context length is\s*([\d,]+)\s*tokens.*?(?:requested|resulted in)\s*([\d,]+)\s*tokens",
-    re.IGNORECASE | re.DOTALL,
-)
+MISSING_SDK = "the openai provider needs the `openai` package: pip install openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_FINISH = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """Where the endpoint is and which environment variable holds its key ("" = OPENAI_BASE_URL)."""
+
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
 
 
 class OpenAICompatProvider:
@@ -49,34 +62,48 @@ class OpenAICompatProvider:
 
     def __init__(
         self,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int = 4,
-        timeout: float = 600,
+        settings: OpenAISettings | None = None,
         *,
+        backoff: Backoff | None = None,
+        timeout: float = 600,
         window: int | None = None,
         clock: Callable[[], float] = time.time,
+        env: dict[str, str] | None = None,
     ) -> None:
-        # local servers take any key; the SDK insists on one
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.max_retries = max_retries
+        settings = settings or OpenAISettings()
+        env = dict(os.environ) if env is None else env
+        self.key_env = settings.api_key_env or "OPENAI_API_KEY"
+        self.api_key = env.get(self.key_env) or None
+        self.base_url = settings.base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self.backoff = backoff or Backoff()
         self.timeout = timeout
         self.window = window
         self._clock = clock
         self._client: Any = None
+        self._lock = threading.Lock()
 
     def prepare(self) -> None:
-        """Import the SDK and build the client (raises ConfigError without the extra)."""
-        if self._client is not None:
-            return
-        try:
-            import openai
-        except ImportError as err:
-            raise ConfigError(MISSING_EXTRA) from err
-        self._client = openai.AsyncOpenAI(
-            api_key=self.api_key, base_url=self.base_url, max_retries=self.max_retries, timeout=self.timeout
-        )
+        """Import the SDK and build the client now. Blocking: run it in a thread to warm it up."""
+        with self._lock:
+            if self._client is not None:
+                return
+            try:
+                import openai
+            except ImportError as err:
+                raise ConfigError(MISSING_SDK) from err
+            # a local server takes any key, but the SDK insists on one
+            self._client = openai.AsyncOpenAI(
+                api_key=self.api_key or "not-needed",
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self.timeout,
+            )
+
+    def _check_key(self) -> None:
+        if self.api_key is None and self.base_url.rstrip("/") == DEFAULT_BASE_URL:
+            raise ProviderError(
+                "auth", f"no API key for {self.base_url}: {self.key_env} is not set", hint=KEY_HINT
+            )
 
     def model_info(self, model: str) -> ModelInfo:
         return models.model_info(model, self.window)
@@ -88,19 +115,56 @@ class OpenAICompatProvider:
         return None  # chat completions has no counting endpoint
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        self.prepare()
+        self._check_key()
+        if self._client is None:
+            import asyncio
+
+            await asyncio.to_thread(self.prepare)
         params = to_chat_params(request)
-        turn = ChatTurn(self._clock)
+        final: list[ChatTurn] = []
+
+        def new_attempt() -> _Attempt:
+            turn = ChatTurn(self._clock)
+            final[:] = [turn]
+            return _Attempt(self._client, params, turn)
+
+        async for event in stream_with_retries(new_attempt, self.backoff):
+            yield event
+        turn = final[0]
+        yield StreamDone(turn.message(), turn.usage, turn.stop_reason or "end_turn")
+
+
+class _Attempt:
+    """One request: the chunks of its stream as our events; raises a classified ProviderError."""
+
+    def __init__(self, client: Any, params: dict[str, Any], turn: ChatTurn) -> None:
+        self._client = client
+        self._params = params
+        self.turn = turn
+
+    @property
+    def content_started(self) -> bool:
+        return self.turn.content_started
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
         try:
-            chunks = await self._client.chat.completions.create(**params)
+            chunks = await self._client.chat.completions.create(**self._params)
+        except Exception as err:
+            raise classify_openai_error(err) from err
+        try:
             async for chunk in chunks:
-                for event in turn.feed(chunk.model_dump()):
+                for event in self.turn.feed(chunk.model_dump()):
                     yield event
         except ProviderError:
             raise
         except Exception as err:
-            raise classify_openai_error(err, turn.content_started) from err
-        yield StreamDone(turn.message(), turn.usage, turn.stop_reason or "end_turn")
+            raise classify_openai_error(err) from err
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                await close()
+        if not self.turn.finished:
+            raise ProviderError("network", "the response stream ended before the message was complete")
 
 
 # -- request translation --------------------------------------------------------------------------
@@ -197,9 +261,11 @@ class ChatTurn:
         self._clock = clock
         self.text = ""
         self.thinking = ""
-        self.calls: dict[int, _Call] = {}
+        self.calls: dict[int, _Call] = {}  # by slot, in the order the calls began
+        self._slots: dict[int, int] = {}  # the stream's `index` -> the slot of the call it continues
         self.usage = Usage()
         self.stop_reason = ""
+        self.finished = False  # a finish_reason arrived
         self.content_started = False
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
@@ -216,6 +282,7 @@ class ChatTurn:
             for call in delta.get("tool_calls") or []:
                 out.extend(self._call_delta(call))
             if choice.get("finish_reason"):
+                self.finished = True
                 self.stop_reason = _FINISH.get(choice["finish_reason"], choice["finish_reason"])
         if chunk.get("usage"):
             self.usage = _usage(chunk["usage"])
@@ -224,8 +291,23 @@ class ChatTurn:
             self.content_started = True
         return out
 
+    def _slot(self, delta: dict[str, Any]) -> int:
+        """Which call a delta continues: by `index`; a new id under a used index (or no index at all,
+        as some servers send whole calls) starts a new call."""
+        new_id = delta.get("id") or ""
+        index = delta.get("index")
+        if index is None:
+            if not self.calls or (new_id and new_id != self.calls[max(self.calls)].id):
+                return len(self.calls)
+            return max(self.calls)
+        slot = self._slots.get(int(index))
+        if slot is None or (new_id and self.calls[slot].id and new_id != self.calls[slot].id):
+            slot = len(self.calls)
+            self._slots[int(index)] = slot
+        return slot
+
     def _call_delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
-        call = self.calls.setdefault(int(delta.get("index") or 0), _Call())
+        call = self.calls.setdefault(self._slot(delta), _Call())
         function = delta.get("function") or {}
         call.id = call.id or delta.get("id") or ""
         call.name = call.name or function.get("name") or ""
@@ -270,38 +352,3 @@ def _usage(data: dict[str, Any]) -> Usage:
     prompt = int(data.get("prompt_tokens") or 0)
     cached = int((data.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
     return Usage(prompt - cached, int(data.get("completion_tokens") or 0), cached, 0)
-
-
-def classify_openai_error(err: BaseException, content_started: bool = False) -> ProviderError:
-    import openai
-
-    if isinstance(err, openai.APIStatusError):
-        body = err.body if isinstance(err.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
-        message = str(error.get("message") or err.message)
-        match = _OVERFLOW.search(message)
-        if match:
-            maximum, tokens = (int(g.replace(",", "")) for g in match.groups())
-            return ContextOverflowError(
-                "context_overflow",
-                message,
-                err.status_code,
-                None,
-                "/compact frees room",
-                tokens=tokens,
-                maximum=maximum,
-            )
-        classified = classify_status(err.status_code, str(error.get("type") or ""), message)
-        if classified.kind == "auth":
-            classified.hint = "set OPENAI_API_KEY (and OPENAI_BASE_URL for a local server)"
-    elif isinstance(err, openai.APIConnectionError):
-        classified = ProviderError(
-            "network",
-            f"cannot reach {err.request.url}: {err}",
-            hint="check OPENAI_BASE_URL and that the server runs",
-        )
-    else:
-        classified = ProviderError("other", f"{type(err).__name__}: {err}")
-    if content_started:
-        classified.message = f"the response was cut off: {classified.message}"
-    return classified

@@ -1,4 +1,5 @@
-"""The `fake_anthropic` pytest fixture: a running FakeAnthropic on a free port, stopped afterwards.
+"""The `fake_anthropic` and `fake_openai` pytest fixtures: a running fake server on a free port,
+stopped afterwards.
 
 def test_something(fake_anthropic):
     fake_anthropic.push(text("hi"))
@@ -11,12 +12,22 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fakeapi.openai_server import FakeOpenAI
 from tests.fakeapi.server import FakeAnthropic
 
 
 @pytest.fixture
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     server = FakeAnthropic().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
     try:
         yield server
     finally:

@@ -60,6 +60,8 @@ class Fault:
     error_type: str
     message: str
     headers: dict[str, str] = field(default_factory=dict)
+    code: str | None = None  # OpenAI's error `code` (the OpenAI fake only)
+    extra: dict[str, Any] = field(default_factory=dict)  # more fields of the error object (OpenAI fake)
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,7 @@ def reply_from_json(data: Any) -> Scripted:
             str(err.get("type", "api_error")),
             str(err.get("message", "error")),
             {str(k): str(v) for k, v in (err.get("headers") or {}).items()},
+            None if err.get("code") is None else str(err["code"]),
         )
     body = _reply_body(data)
     if "stream_error" in data:

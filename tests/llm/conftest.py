@@ -1,3 +1,3 @@
 """Fixtures for the provider tests: the fake Messages API server."""
 
-from tests.fakeapi.fixtures import fake_anthropic  # noqa: F401  (a pytest fixture)
+from tests.fakeapi.fixtures import fake_anthropic, fake_openai  # noqa: F401  (pytest fixtures)

@@ -9,7 +9,7 @@ import pytest
 
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.base import Request, StreamText, StreamToolInput, StreamToolStart, StreamUsage
-from agent_cli.llm.openai_compat import ChatTurn, OpenAICompatProvider, to_chat_params
+from agent_cli.llm.openai_compat import ChatTurn, OpenAICompatProvider, OpenAISettings, to_chat_params
 
 
 def test_request_becomes_chat_completions():
@@ -121,7 +121,7 @@ def test_chunks_become_events_and_a_message():
     ]
 
 
-def test_missing_extra_is_a_clear_config_error(monkeypatch):
+def test_a_missing_sdk_is_a_clear_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(ConfigError, match=r"agent-cli\[openai\]"):
-        OpenAICompatProvider(base_url="http://127.0.0.1:9/v1").prepare()
+    with pytest.raises(ConfigError, match=r"pip install openai"):
+        OpenAICompatProvider(OpenAISettings(base_url="http://127.0.0.1:9/v1")).prepare()

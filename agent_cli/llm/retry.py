@@ -1,0 +1,70 @@
+"""One retry policy for a provider's streamed request (the SDK's own retries are turned off).
+
+`stream_with_retries` runs attempts: an attempt that fails with a retryable `ProviderError` before
+any content was streamed is tried again after a `StreamRetry` and a wait (the server's retry-after,
+capped, or exponential backoff with jitter); one that fails after content, or with an error that is
+not retryable, or past `max_retries`, is raised with a message saying so (anthropic_errors.final_error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent_cli.core.errors import ProviderError
+from agent_cli.llm.anthropic_errors import final_error, retry_reason, should_retry
+from agent_cli.llm.base import StreamEvent, StreamRetry
+
+RETRY_AFTER_CAP = 60.0  # the longest server-requested wait we honour
+
+
+@dataclass
+class Backoff:
+    max_retries: int = 4
+    base: float = 1.0
+    cap: float = 30.0
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random)
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds before attempt `attempt + 1`: the server's wish (capped) or backoff with jitter."""
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, RETRY_AFTER_CAP)
+        ceiling = min(self.cap, self.base * 2 ** (attempt - 1))
+        return ceiling * (0.5 + 0.5 * self.rng.random())
+
+
+class Attempt(Protocol):
+    """One try: its events, and whether content (text, thinking, a tool call) was streamed."""
+
+    content_started: bool
+
+    def events(self) -> AsyncIterator[StreamEvent]: ...
+
+
+async def stream_with_retries(
+    new_attempt: Callable[[], Attempt], backoff: Backoff
+) -> AsyncIterator[StreamEvent]:
+    """Yield the events of the first attempt that succeeds, with a StreamRetry before each wait."""
+    tries = 0
+    while True:
+        attempt = new_attempt()
+        try:
+            async with aclosing(attempt.events()) as events:
+                async for event in events:
+                    yield event
+            return
+        except ProviderError as err:
+            if attempt.content_started or not should_retry(err) or tries >= backoff.max_retries:
+                final = final_error(err, tries, attempt.content_started)
+                if final is err:
+                    raise
+                raise final from err
+            tries += 1
+            delay = backoff.delay(tries, err.retry_after)
+            yield StreamRetry(tries, delay, retry_reason(err))
+            await backoff.sleep(delay)

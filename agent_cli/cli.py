@@ -363,9 +363,10 @@ def make_provider(config: "Config", demo: bool) -> "Provider":
             return ScriptedProvider(Script.load(Path(config.script)), model=config.model)
         return demo_provider()
     if config.provider == "openai":
+        from agent_cli.llm.models import registry
         from agent_cli.llm.openai_compat import OpenAICompatProvider
 
-        return OpenAICompatProvider(config.openai)
+        return OpenAICompatProvider(config.openai, registry=registry(config.models))
     from agent_cli.llm.anthropic import AnthropicProvider
 
     return AnthropicProvider(base_url=config.base_url or None)

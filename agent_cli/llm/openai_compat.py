@@ -2,11 +2,11 @@
 
 The `openai` SDK is imported lazily (on first use, or ahead of time with `prepare()`).
 
-A `Request` (Messages-API shape) is translated to chat completions: system blocks become one system
-message, tool_use blocks become `tool_calls`, tool_result blocks become `tool` messages (sent before
-the user's words of the same turn), tools become functions; cache_control and thinking blocks are
-dropped. The stream (with `stream_options.include_usage`) is translated back into our stream events
-and one StreamDone; several tool calls interleaved by `index` come out as separate tool_use blocks.
+A `Request` (Messages-API shape) is translated to chat completions by openai_request.py (with
+cache_control kept when the registry says the model is a Claude model, i.e. the endpoint is a gateway
+such as LiteLLM in front of the Messages API). The stream (with `stream_options.include_usage`) is
+translated back into our stream events and one StreamDone; several tool calls interleaved by `index`
+come out as separate tool_use blocks.
 Retries are ours (llm/retry.py; the SDK gets `max_retries=0`), errors are classified in
 openai_errors.py (context-length errors become ContextOverflowError, so T5 runs).
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cli.core.errors import ConfigError, ProviderError
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage, content_to_text
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
 from agent_cli.llm import models
 from agent_cli.llm.base import (
     Request,
@@ -36,6 +36,7 @@ from agent_cli.llm.base import (
     collect,
 )
 from agent_cli.llm.openai_errors import KEY_HINT, classify_openai_error
+from agent_cli.llm.openai_request import to_chat_params
 from agent_cli.llm.retry import Backoff, stream_with_retries
 
 MISSING_SDK = "the openai provider needs the `openai` package: pip install openai"
@@ -69,6 +70,7 @@ class OpenAICompatProvider:
         window: int | None = None,
         clock: Callable[[], float] = time.time,
         env: dict[str, str] | None = None,
+        registry: models.ModelRegistry | None = None,
     ) -> None:
         settings = settings or OpenAISettings()
         env = dict(os.environ) if env is None else env
@@ -78,6 +80,7 @@ class OpenAICompatProvider:
         self.backoff = backoff or Backoff()
         self.timeout = timeout
         self.window = window
+        self.registry = registry or models.builtin_registry()
         self._clock = clock
         self._client: Any = None
         self._lock = threading.Lock()
@@ -106,7 +109,7 @@ class OpenAICompatProvider:
             )
 
     def model_info(self, model: str) -> ModelInfo:
-        return models.model_info(model, self.window)
+        return self.registry.info(model, self.window)
 
     async def complete(self, request: Request) -> StreamDone:
         return await collect(self.stream(request))
@@ -120,7 +123,10 @@ class OpenAICompatProvider:
             import asyncio
 
             await asyncio.to_thread(self.prepare)
-        params = to_chat_params(request)
+        # a Claude model (by the registry) behind this endpoint is a gateway to the Messages API: it
+        # passes cache_control on, so the prompt cache works through it
+        keep_cache = self.registry.lookup(request.model).provider == "anthropic"
+        params = to_chat_params(request, keep_cache=keep_cache)
         final: list[ChatTurn] = []
 
         def new_attempt() -> _Attempt:
@@ -165,82 +171,6 @@ class _Attempt:
                 await close()
         if not self.turn.finished:
             raise ProviderError("network", "the response stream ended before the message was complete")
-
-
-# -- request translation --------------------------------------------------------------------------
-
-
-def to_chat_params(request: Request) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
-    system = "\n\n".join(b.get("text", "") for b in request.system if b.get("text"))
-    if system:
-        messages.append({"role": "system", "content": system})
-    for message in request.messages:
-        messages.extend(_translate_message(message))
-    params: dict[str, Any] = {
-        "model": request.model,
-        "messages": messages,
-        "max_tokens": request.max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if request.tools:
-        params["tools"] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": tool["name"],
-                    "description": tool.get("description", ""),
-                    "parameters": tool.get("input_schema") or {"type": "object", "properties": {}},
-                },
-            }
-            for tool in request.tools
-        ]
-    if request.temperature is not None:
-        params["temperature"] = request.temperature
-    return params
-
-
-def _translate_message(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
-    if message.get("role") == "assistant":
-        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-        calls = [
-            {
-                "id": b["id"],
-                "type": "function",
-                "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {})},
-            }
-            for b in blocks
-            if b.get("type") == "tool_use"
-        ]
-        out: dict[str, Any] = {"role": "assistant", "content": text or None}
-        if calls:
-            out["tool_calls"] = calls
-        return [out]
-    results = [
-        {
-            "role": "tool",
-            "tool_call_id": b["tool_use_id"],
-            "content": ("ERROR: " if b.get("is_error") else "") + content_to_text(b.get("content")),
-        }
-        for b in blocks
-        if b.get("type") == "tool_result"
-    ]
-    parts: list[dict[str, Any]] = []
-    for b in blocks:
-        if b.get("type") == "text" and b.get("text"):
-            parts.append({"type": "text", "text": b["text"]})
-        elif b.get("type") == "image":
-            source = b.get("source") or {}
-            url = f"data:{source.get('media_type', '')};base64,{source.get('data', '')}"
-            parts.append({"type": "image_url", "image_url": {"url": url}})
-    if not parts:
-        return results
-    if all(p["type"] == "text" for p in parts):
-        return [*results, {"role": "user", "content": "\n\n".join(p["text"] for p in parts)}]
-    return [*results, {"role": "user", "content": parts}]
 
 
 # -- response translation -------------------------------------------------------------------------
@@ -349,6 +279,16 @@ class ChatTurn:
 
 
 def _usage(data: dict[str, Any]) -> Usage:
+    """prompt_tokens counts everything read: cache reads (`cached_tokens`) and, from gateways in front
+    of the Messages API (LiteLLM: `cache_creation_tokens` / `cache_write_tokens`), cache writes."""
+    details = data.get("prompt_tokens_details") or {}
     prompt = int(data.get("prompt_tokens") or 0)
-    cached = int((data.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-    return Usage(prompt - cached, int(data.get("completion_tokens") or 0), cached, 0)
+    cached = int(details.get("cached_tokens") or 0)
+    written = int(
+        details.get("cache_creation_tokens")
+        or details.get("cache_write_tokens")
+        or data.get("cache_creation_input_tokens")
+        or 0
+    )
+    output = int(data.get("completion_tokens") or 0)
+    return Usage(max(0, prompt - cached - written), output, cached, written)

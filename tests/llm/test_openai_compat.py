@@ -10,6 +10,7 @@ import pytest
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.base import Request, StreamText, StreamToolInput, StreamToolStart, StreamUsage
 from agent_cli.llm.openai_compat import ChatTurn, OpenAICompatProvider, OpenAISettings, to_chat_params
+from tests.fakeapi.replies import text
 
 
 def test_request_becomes_chat_completions():
@@ -125,3 +126,95 @@ def test_a_missing_sdk_is_a_clear_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(ConfigError, match=r"pip install openai"):
         OpenAICompatProvider(OpenAISettings(base_url="http://127.0.0.1:9/v1")).prepare()
+
+
+def _cached_request() -> Request:
+    ephemeral = {"type": "ephemeral"}
+    return Request(
+        model="claude-sonnet-5-5",
+        system=[{"type": "text", "text": "Be brief.", "cache_control": ephemeral}],
+        messages=[
+            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "a.py",
+                        "cache_control": ephemeral,
+                    },
+                    {"type": "text", "text": "and now?", "cache_control": ephemeral},
+                ],
+            },
+        ],
+        tools=[{"name": "ls", "input_schema": {"type": "object"}, "cache_control": ephemeral}],
+    )
+
+
+def test_cache_control_is_kept_for_gateways_and_dropped_otherwise():
+    kept = to_chat_params(_cached_request(), keep_cache=True)
+    ephemeral = {"type": "ephemeral"}
+    assert kept["messages"][0] == {
+        "role": "system",
+        "content": [{"type": "text", "text": "Be brief.", "cache_control": ephemeral}],
+    }
+    assert kept["tools"][0]["cache_control"] == ephemeral
+    assert kept["messages"][3] == {
+        "role": "tool",
+        "tool_call_id": "t1",
+        "content": "a.py",
+        "cache_control": ephemeral,
+    }
+    assert kept["messages"][4]["content"] == [
+        {"type": "text", "text": "and now?", "cache_control": ephemeral}
+    ]
+    plain = to_chat_params(_cached_request())
+    assert "cache_control" not in json.dumps(plain)
+    assert plain["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+async def test_a_claude_model_behind_the_endpoint_gets_cache_control(fake_openai):
+    fake_openai.push(text("one"), text("two"))
+    settings = OpenAISettings(base_url=fake_openai.url)
+    for model in ("claude-sonnet-5-5", "qwen3"):
+        provider = OpenAICompatProvider(settings, env={})
+        request = _cached_request()
+        async for _ in provider.stream(Request(**{**request.__dict__, "model": model})):
+            pass
+    claude, qwen = fake_openai.requests
+    assert "cache_control" in json.dumps(claude) and "cache_control" not in json.dumps(qwen)
+
+
+def test_gateway_usage_splits_cache_reads_and_writes_out_of_prompt_tokens():
+    turn = ChatTurn(clock=lambda: 0.0)
+    usage = {
+        "prompt_tokens": 1558,
+        "completion_tokens": 8,
+        "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 1508},
+    }
+    turn.feed({"choices": [], "usage": usage})
+    u = turn.usage
+    assert (u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens) == (50, 1508, 0)
+
+
+def test_calls_without_an_index_or_reusing_one_with_a_new_id_stay_separate():
+    turn = ChatTurn(clock=lambda: 0.0)
+    whole = [  # Ollama-style: each call whole, no index
+        {"id": "a", "function": {"name": "ls", "arguments": "{}"}},
+        {"id": "b", "function": {"name": "read_file", "arguments": '{"path": "x"}'}},
+    ]
+    turn.feed({"choices": [{"delta": {"tool_calls": whole}}]})
+    same_index = [  # one index, two ids (some gateways)
+        {"index": 0, "id": "c", "function": {"name": "ls", "arguments": '{"path": "d"}'}},
+        {"index": 0, "id": "d", "function": {"name": "ls", "arguments": '{"path": "e"}'}},
+    ]
+    turn.feed({"choices": [{"delta": {"tool_calls": same_index}, "finish_reason": "tool_calls"}]})
+    calls = [(b.id, b.name, b.input) for b in turn.message().tool_uses()]
+    assert calls == [
+        ("a", "ls", {}),
+        ("b", "read_file", {"path": "x"}),
+        ("c", "ls", {"path": "d"}),
+        ("d", "ls", {"path": "e"}),
+    ]

@@ -339,7 +339,7 @@ class AgentSession:
         return memory
 
     async def _summarize(self, system: str, content: str) -> str:
-        model = self.config.summarizer_model or self.models.summarizer_for(self.model)
+        model = self.config.summarizer_model or self.models.summarizer_for(self.model, self.config.provider)
         request = Request(
             model=model,
             system=[{"type": "text", "text": system}],

@@ -69,8 +69,13 @@ class ModelRegistry:
         info = self.lookup(name).info
         return replace(info, context_window=window) if window else info
 
-    def summarizer_for(self, model: str) -> str:
-        return self.lookup(model).summarizer or model
+    def summarizer_for(self, model: str, provider: str = "") -> str:
+        """The cheap model of the same provider; the model itself when `provider` is not the one the
+        registry names (a gateway serving claude-sonnet-5-5 need not serve claude-haiku-5-5)."""
+        entry = self.lookup(model)
+        if provider and entry.provider and entry.provider != provider:
+            return model
+        return entry.summarizer or model
 
     def warning(self, name: str, window: int | None = None) -> str | None:
         """What to tell the person when `name` is not in the registry (None when it is)."""

@@ -15,6 +15,9 @@ def test_the_shipped_registry_knows_the_current_models():
     assert (sonnet.context_window, sonnet.max_output_tokens, sonnet.input_price) == (1_000_000, 128_000, 2.0)
     assert reg.lookup("claude-sonnet-5-5").provider == "anthropic"
     assert reg.summarizer_for("claude-opus-5-5") == "claude-haiku-5-5"
+    assert reg.summarizer_for("claude-opus-5-5", "anthropic") == "claude-haiku-5-5"
+    assert reg.summarizer_for("claude-opus-5-5", "openai") == "claude-opus-5-5"  # a gateway's model
+    assert reg.summarizer_for("gpt-5", "openai") == "gpt-5-mini"
     assert reg.lookup("gpt-5").provider == "openai" and reg.info("gpt-5").cache_write_multiplier == 1.0
     assert "claude-sonnet-5-5" in known_models() and "gpt-4.1" in known_models()
 

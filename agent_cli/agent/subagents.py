@@ -40,7 +40,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.types import Usage
 from agent_cli.llm.base import Request
-from agent_cli.llm.models import model_info, summarizer_for
+from agent_cli.llm.models import ModelRegistry
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.task import AgentDefinition, Progress, SubagentOutcome
@@ -71,6 +71,7 @@ class SubagentHost(Protocol):
     dir_store: DirStore
     model: str
     loop: Loop
+    models: ModelRegistry  # the registry with the config's [models.NAME] over it
 
 
 StopHook = Callable[[AgentDefinition, SubagentOutcome], Awaitable[None]]
@@ -98,7 +99,7 @@ class Subagents:
         child_id = f"{_slug(definition.name)}-{secrets.token_hex(3)}"
         child_dir = host.session_dir / "subagents" / child_id
         model_name = definition.model or host.model
-        info = model_info(model_name, host.config.context_window or None)
+        info = host.models.info(model_name, host.config.context_window or None)
         tools = self.child_tools(definition)
         log = EventLog(child_dir)
         store = DirStore(child_dir)
@@ -134,7 +135,7 @@ class Subagents:
                 host.workspace, child_dir, store, [], processes=ProcessRecords(host.session_dir)
             ),
             model=info,
-            max_tokens=host.config.max_tokens,
+            max_tokens=min(host.config.max_tokens, info.max_output_tokens),
             max_turns=host.config.max_turns,
             interactive=host.interactive,
             totals=totals,
@@ -283,7 +284,7 @@ def _summarizer(host: SubagentHost, model_name: str, log: EventLog, totals: Tota
     """The child's summarizer: the cheap model, its usage counted in the child's totals."""
 
     async def summarize(system: str, content: str) -> str:
-        model = host.config.summarizer_model or summarizer_for(model_name)
+        model = host.config.summarizer_model or host.models.summarizer_for(model_name, host.config.provider)
         request = Request(
             model=model,
             system=[{"type": "text", "text": system}],
@@ -293,7 +294,7 @@ def _summarizer(host: SubagentHost, model_name: str, log: EventLog, totals: Tota
         )
         done = await host.provider.complete(request)
         totals.usage = totals.usage + done.usage
-        totals.cost_usd += model_info(model).cost(done.usage)
+        totals.cost_usd += host.models.info(model).cost(done.usage)
         log.append("summarizer_usage", usage=done.usage.to_json(), model=model)
         text = done.message.text.strip()
         if not text:

@@ -360,7 +360,7 @@ class AgentSession:
         """Send a session-memory request (the main model: the cached prefix is the main model's)."""
         done = await self.provider.complete(request)
         self.totals.usage = self.totals.usage + done.usage
-        self.totals.cost_usd += model_info(request.model).cost(done.usage)
+        self.totals.cost_usd += self.models.info(request.model).cost(done.usage)
         self.log.append("summarizer_usage", usage=done.usage.to_json(), model=request.model, purpose="memory")
         return done.message.text
 

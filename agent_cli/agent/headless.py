@@ -86,8 +86,13 @@ async def _run(
             out.flush()
         elif fmt == "stream-json":
             out.write(json.dumps(event.to_json()) + "\n")
-        if isinstance(event, ErrorEvent | PermissionDenied) or (
-            fmt == "text" and isinstance(event, Notice | Retrying)
+        # stdout carries the answer (or JSON); what goes wrong, and any warning, goes to stderr in
+        # every format, so a script reading JSON still sees it; progress notes only in text mode
+        warning = isinstance(event, Notice) and event.level != "info"
+        if (
+            isinstance(event, ErrorEvent | PermissionDenied)
+            or warning
+            or (fmt == "text" and isinstance(event, Notice | Retrying))
         ):
             print(_describe(event), file=err)
     if run.stop_reason != "interrupted":

@@ -15,12 +15,11 @@ import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.agent.loop import Loop, Totals
-from agent_cli.agent.processes import ProcessRecords
 from agent_cli.agent.session import EventLog, conversation, read_events
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
@@ -41,7 +40,6 @@ from agent_cli.core.events import (
 from agent_cli.core.types import Usage
 from agent_cli.llm.base import Request
 from agent_cli.llm.models import ModelRegistry
-from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.task import AgentDefinition, Progress, SubagentOutcome
 
@@ -131,8 +129,17 @@ class Subagents:
             permissions=host.permissions,
             log=log,
             # a child's commands are recorded with the parent's, so a kill -9 leaves none behind for good
-            tool_ctx=ToolContext(
-                host.workspace, child_dir, store, [], processes=ProcessRecords(host.session_dir)
+            # the parent's context (sandbox, permission mode, output limits, process records), with the
+            # child's own store and log directory; a child's bash is confined exactly as the parent's
+            tool_ctx=replace(
+                host.tool_ctx,
+                session_dir=child_dir,
+                store=store,
+                todo_state=[],
+                seen_read=None,  # the parent's view is not the child's
+                call_id="",
+                emit=None,
+                on_output=None,
             ),
             model=info,
             max_tokens=min(host.config.max_tokens, info.max_output_tokens),

@@ -199,3 +199,27 @@ async def test_a_child_that_runs_out_of_turns_is_an_error_result_not_a_hang(tmp_
     ]
     assert result.is_error and "stopped after 2 model calls (max_turns)" in result.text
     assert "Its last words: Looking first." in result.text
+
+
+async def test_a_childs_bash_is_sandboxed_like_the_parents(tmp_path):
+    """yolo has no way out for a child either: it gets the parent's sandbox, not an unconfined shell."""
+    from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+
+    status = Sandbox(SandboxPolicy(), tmp_path).status()
+    if not status.available:
+        pytest.skip(f"bubblewrap cannot run here: {status.problem}")
+    outside = tmp_path.parent / f"child-escape-{tmp_path.name}"
+    task = {"description": "write", "prompt": "CHILD: write outside", "subagent_type": "general-purpose"}
+    session = make_session(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "task", "input": task}]},
+            {"tool_calls": [{"name": "bash", "input": {"command": f"touch {outside}; touch inside.txt"}}]},
+            {"text": "tried"},
+            {"text": "done"},
+        ],
+        mode="yolo",
+    )
+    await run(session, "go")
+    assert (tmp_path / "inside.txt").exists()  # the workspace is writable from the child's sandbox
+    assert not outside.exists()  # outside it is not (the sandbox's /tmp is private)

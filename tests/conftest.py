@@ -15,6 +15,7 @@ for var in (
 ):
     os.environ.pop(var, None)
 os.environ.setdefault("XDG_CONFIG_HOME", "/nonexistent-agent-test-config")
+os.environ.setdefault("CLAUDE_CONFIG_DIR", "/nonexistent-claude-test-config")  # never ~/.claude
 
 try:  # the local Messages-API server (tests/fakeapi)
     from tests.fakeapi.fixtures import fake_anthropic, fake_openai  # noqa: F401

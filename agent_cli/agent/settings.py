@@ -1,0 +1,78 @@
+"""Claude Code's JSON settings files, found and parsed once: hooks and permission rules read them.
+
+Which files, lowest precedence first:
+- user:      `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude/settings.json`): the person's own
+             Claude Code settings, always trusted, so their hooks and rules carry over;
+- workspace: `.claude/settings.json`, `.claude/settings.local.json`, `.agent/settings.json`, read only
+             in a trusted workspace (agent/trust.py): they can make the agent run code.
+
+A file that is missing is skipped; one that cannot be read or is not a JSON object comes back with
+`error` set (one line naming the file) and empty `data`, so every other file still works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Origin = Literal["user", "workspace"]
+WORKSPACE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".agent/settings.json")
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    path: Path
+    origin: Origin
+    data: Mapping[str, Any] = field(default_factory=dict)
+    error: str = ""  # one line: "<path>: <what is wrong>"; data is empty then
+
+
+def claude_user_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's user directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    env = os.environ if env is None else env
+    configured = env.get("CLAUDE_CONFIG_DIR", "")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def settings_paths(
+    workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None
+) -> list[tuple[Path, Origin]]:
+    """The settings files that apply here, lowest precedence first (whether or not they exist)."""
+    paths: list[tuple[Path, Origin]] = [(claude_user_dir(env) / "settings.json", "user")]
+    if trusted:
+        paths += [(workspace / name, "workspace") for name in WORKSPACE_SETTINGS]
+    return paths
+
+
+def load_settings(
+    workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None
+) -> list[SettingsFile]:
+    """The existing settings files, parsed (see the module docstring for which and in what order)."""
+    return [
+        read_settings(path, origin)
+        for path, origin in settings_paths(workspace, trusted=trusted, env=env)
+        if path.is_file()
+    ]
+
+
+def read_settings(path: Path, origin: Origin) -> SettingsFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return SettingsFile(path, origin, error=f"{path}: cannot be read ({exc}); ignored")
+    if not text.strip():
+        return SettingsFile(path, origin)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        return SettingsFile(path, origin, error=f"{path}: invalid JSON at {where}: {exc.msg}; ignored")
+    if not isinstance(data, dict):
+        return SettingsFile(
+            path, origin, error=f"{path}: must be a JSON object, not {type(data).__name__}; ignored"
+        )
+    return SettingsFile(path, origin, data)

@@ -1,0 +1,41 @@
+"""Claude Code's settings files: which are read, in what order, and what a broken one does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_cli.agent.settings import load_settings
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_workspace_files_only_when_trusted_and_in_order(tmp_path):
+    home, ws = tmp_path / "claude", tmp_path / "ws"
+    _write(home / "settings.json", '{"hooks": {}}')
+    _write(ws / ".agent" / "settings.json", '{"a": 3}')
+    _write(ws / ".claude" / "settings.json", '{"a": 1}')
+    _write(ws / ".claude" / "settings.local.json", '{"a": 2}')
+    env = {"CLAUDE_CONFIG_DIR": str(home)}
+
+    untrusted = load_settings(ws, trusted=False, env=env)
+    assert [(f.path, f.origin) for f in untrusted] == [(home / "settings.json", "user")]
+
+    trusted = load_settings(ws, trusted=True, env=env)
+    assert [f.data.get("a") for f in trusted] == [None, 1, 2, 3]
+    assert [f.origin for f in trusted] == ["user", "workspace", "workspace", "workspace"]
+
+
+def test_a_broken_file_is_one_line_naming_it_and_the_others_still_load(tmp_path):
+    ws = tmp_path / "ws"
+    _write(ws / ".claude" / "settings.json", '{"hooks": {"Stop": [}')
+    _write(ws / ".claude" / "settings.local.json", "[1, 2]")
+    _write(ws / ".agent" / "settings.json", '{"ok": true}')
+    files = load_settings(ws, trusted=True, env={"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})
+    broken, not_object, fine = files
+    assert str(ws / ".claude" / "settings.json") in broken.error and "invalid JSON at line 1" in broken.error
+    assert "\n" not in broken.error and broken.data == {}
+    assert "must be a JSON object" in not_object.error
+    assert fine.data == {"ok": True} and not fine.error

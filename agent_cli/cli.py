@@ -480,6 +480,9 @@ def _tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool
         initial_prompt="/resume" if pick else None,
     )
     app.run()
+    close = getattr(app.backend, "close", None)
+    if callable(close):
+        close("prompt_input_exit")  # SessionEnd hooks run, the log is closed
     if app.return_code:
         raise SystemExit(app.return_code)
 

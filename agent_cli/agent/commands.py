@@ -61,7 +61,7 @@ async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinish
     handler = HANDLERS.get(name)
     try:
         if handler is None:
-            known = ", ".join("/" + c.name for c in COMMANDS)
+            known = ", ".join("/" + c.name for c in session.commands())
             result = CommandResult(
                 name, f"Unknown command /{name}. Commands: {known}. /help explains them.", is_error=True
             )
@@ -78,13 +78,14 @@ async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinish
 
 async def _help(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     lines = ["| command | what it does |", "|---|---|"]
-    lines += [f"| `/{c.name}{' ' + c.args if c.args else ''}` | {c.help} |" for c in COMMANDS]
+    lines += [f"| `/{c.name}{' ' + c.args if c.args else ''}` | {c.help} |" for c in session.commands()]
     lines.append("\nEsc or Ctrl+C interrupts a running turn; Ctrl+C twice on an empty prompt quits.")
     return CommandResult("help", "\n".join(lines))
 
 
 async def _compact(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     before = session.status().used
+    await session.hooks.pre_compact("manual", arg, emit)
     compaction = await session.engine.compact(arg)
     if compaction is None:
         return CommandResult("compact", "Nothing to compact yet.", {"before": before, "after": before})

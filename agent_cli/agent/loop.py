@@ -14,6 +14,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from agent_cli.agent.hooks.api import (
+    HookRunner,
+    NoHooks,
+    PreToolOutcome,
+    combine_permission,
+    compaction_due,
+    hook_block,
+    stop_feedback,
+)
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import (
     AssistantMessage,
@@ -90,6 +99,7 @@ class Loop:
         interactive: bool,
         totals: Totals | None = None,
         debug: bool = False,
+        hooks: HookRunner | None = None,
     ):
         self.provider = provider
         self.engine = engine
@@ -103,6 +113,8 @@ class Loop:
         self.interactive = interactive
         self.totals = totals or Totals()
         self.debug = debug
+        self.hooks: HookRunner = hooks or NoHooks()
+        self._hook_stop: str | None = None  # a hook's `continue: false` during this response's tools
         self.turn = 0
         self.tool_calls_run = 0
         self.requests_this_run = 0
@@ -160,6 +172,12 @@ class Loop:
         self.interrupt_reason = ""
         emit(TurnStarted(prompt))
         self._close_dangling_user()
+        submitted = await self.hooks.user_prompt_submit(prompt, emit)
+        if submitted.blocked is not None:
+            emit(Notice(f"prompt refused by a UserPromptSubmit hook: {submitted.blocked}", "warning"))
+            return self._finish(emit, "blocked_by_hook", submitted.blocked, is_error=True)
+        for text in submitted.context:
+            self.engine.inject(hook_block(text, "user-prompt-submit-hook"))
         message = user_message or Message(
             "user", (Block.text_block(prompt, BlockMeta(Trust.USER, "user", time.time())),), self.turn
         )
@@ -170,8 +188,11 @@ class Loop:
         result = ""
         pending: list[Block] = []  # tool_use blocks of the current response still to be answered
         results: list[Block] = []
+        stop_hook_active = False
         try:
             for step in itertools.count() if self.max_turns <= 0 else range(self.max_turns):
+                if compaction_due(self.engine.status()):
+                    await self.hooks.pre_compact("auto", "", emit)
                 for compaction in await self.engine.maybe_compact():
                     self._record(compaction, emit, applied=True)
                 emit(ContextUpdate(self.engine.status()))
@@ -181,8 +202,14 @@ class Loop:
                 result = done.message.text or result
                 pending = done.message.tool_uses()
                 if not pending:
-                    return self._finish(emit, done.stop_reason or "end_turn", result)
+                    resume = (await self.hooks.stop(stop_hook_active, emit)).resume
+                    if resume is None:
+                        return self._finish(emit, done.stop_reason or "end_turn", result)
+                    stop_hook_active = True  # the model goes on, told why; the hook sees it next time
+                    self._append("user", Message("user", (stop_feedback(resume),), self.turn), emit)
+                    continue
                 results = []
+                self._hook_stop = None
                 while pending:
                     batch = self._batch(pending)
                     results += await asyncio.gather(*(self._run_tool(b, emit) for b in batch))
@@ -191,6 +218,8 @@ class Loop:
                 self._record_metas()
                 results = []
                 emit(ContextUpdate(self.engine.status()))
+                if self._hook_stop is not None:
+                    return self._finish(emit, "stopped_by_hook", self._hook_stop)
             emit(
                 Notice(
                     f"stopped after {self.max_turns} model calls (--max-turns); the task is not finished: "
@@ -374,7 +403,13 @@ class Loop:
         tool = self.tools.get(call.name)
         target = _target(tool, call)
         meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
-        denied = await self._permission(tool, call, target, emit) if tool is not None else None
+        hooked = await self.hooks.pre_tool_use(call, emit)
+        self._hook_stop = self._hook_stop or hooked.stop
+        if hooked.blocked is not None:
+            emit(PermissionDenied(call, target, f"blocked by a PreToolUse hook: {hooked.blocked}"))
+            denied: str | None = hooked.blocked
+        else:
+            denied = await self._permission(tool, call, target, emit, hooked) if tool is not None else None
         started = time.monotonic()  # after the person answered: the duration is the tool's own
         if denied:
             result = ToolResult(denied, is_error=True)
@@ -385,6 +420,11 @@ class Loop:
             ctx = replace(self.tool_ctx, call_id=call.id, emit=emit)  # per call: calls may run together
             result = await run_call(self.tools, call, ctx)
             self.tool_calls_run += 1
+            after = await self.hooks.post_tool_use(call, result, emit)
+            self._hook_stop = self._hook_stop or after.stop
+            if after.feedback:
+                feedback = f"\n\n<post-tool-use-hook>\n{after.feedback}\n</post-tool-use-hook>"
+                result = replace(result, output=result.output + feedback)
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
         if result.meta:
@@ -395,9 +435,12 @@ class Loop:
             meta = replace(meta, ref=result.meta["output_ref"])
         return Block.tool_result(call.id, result.output, result.is_error, meta)
 
-    async def _permission(self, tool, call: ToolCall, target: str, emit: Emit) -> str | None:
+    async def _permission(
+        self, tool, call: ToolCall, target: str, emit: Emit, hooked: PreToolOutcome | None = None
+    ) -> str | None:
         """None when the call may run; else the message the model reads."""
         decision = self.permissions.decide(tool, call.input)
+        decision = combine_permission(decision, hooked)
         if decision.action == "allow":
             return None
         if decision.action == "ask" and self.interactive:

@@ -18,6 +18,11 @@ from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
 from agent_cli.agent.commands import COMMANDS, run_command
 from agent_cli.agent.config import Config
+from agent_cli.agent.custom_commands import CustomCommand
+from agent_cli.agent.extensions import SessionExtensions, command_hooks, load_extensions, run_detached
+from agent_cli.agent.hooks import HookRunner, NoHooks
+from agent_cli.agent.hooks.api import hook_block
+from agent_cli.agent.hooks.runner import HookIdentity
 from agent_cli.agent.lock import SessionLock
 from agent_cli.agent.loop import Loop, Totals
 from agent_cli.agent.memory import weighted_input
@@ -50,7 +55,7 @@ from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
 from agent_cli.core.errors import AgentError
-from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
+from agent_cli.core.events import ContextStatus, Event, Notice, PermissionRequest, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import registry
@@ -87,6 +92,7 @@ class AgentSession:
         tools: ToolRegistry | None = None,
         clock: Callable[[], float] = time.time,
         mcp: McpRuntime | None = None,
+        hooks: HookRunner | None = None,
     ):
         self.config = config
         self.provider = provider
@@ -114,11 +120,18 @@ class AgentSession:
         self.totals = Totals()
         self.store.check_writable()
         self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
+        self._background: set[asyncio.Task] = set()
+        self._ended = False
+        ext: SessionExtensions = load_extensions(config, self.workspace, self.trusted)
+        self.hooks: HookRunner = hooks or ext.hooks(self._hook_identity, self._record)
+        self.custom = ext.commands
+        self._start_source: str | None = "resume" if setup.resume_id else "startup"  # SessionStart
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
         self.warnings += agent_warnings
         if sandbox_warning:
             self.warnings.append(sandbox_warning)
+        self.warnings += ext.warnings
 
     # -- construction ------------------------------------------------------------------------------
     def _open(self, resume_id: str | None, *, fork: bool = False, lock: SessionLock | None = None) -> None:
@@ -210,6 +223,7 @@ class AgentSession:
             interactive=self.interactive,
             totals=self.totals,
             debug=self.config.debug,
+            hooks=self.hooks,
         )
         self.loop.turn = sum(1 for e in events if is_prompt(e))
         self.loop.before_change = self._checkpoint
@@ -384,7 +398,7 @@ class AgentSession:
         return conversation(effective_events(read_events(self.log.path).events))
 
     def commands(self) -> list[CommandSpec]:
-        return list(COMMANDS)
+        return list(COMMANDS) + self.custom.specs(self.workspace)
 
     def cost(self) -> dict[str, Any]:
         usage = self.totals.usage
@@ -414,10 +428,13 @@ class AgentSession:
         for warning in self.warnings:  # what opening the session found, told once
             queue.put_nowait(Notice(warning, "warning"))
         self.warnings = []
-        if text.startswith("/") and not text.startswith("//"):
-            work = run_command(self, text, queue.put_nowait)
+        emit = self._notifying(queue.put_nowait)
+        if custom := self.custom.find(text):
+            work = self._custom_turn(*custom, text.strip(), emit)
+        elif text.startswith("/") and not text.startswith("//"):
+            work = run_command(self, text, emit)
         else:
-            work = self._turn(text.removeprefix("/") if text.startswith("//") else text, queue.put_nowait)
+            work = self._turn(text.removeprefix("/") if text.startswith("//") else text, emit)
         self._task = asyncio.ensure_future(work)
         self._task.add_done_callback(lambda t: _surface(t, queue.put_nowait))
         while True:
@@ -428,12 +445,15 @@ class AgentSession:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._task
 
-    async def _turn(self, prompt: str, emit: Callable[[Event], None]) -> TurnFinished:
+    async def _turn(
+        self, prompt: str, emit: Callable[[Event], None], user_message: Message | None = None
+    ) -> TurnFinished:
         if self.permission_mode == "plan":
             self.engine.inject(reminder(load_prompt("plan_mode")))
         try:
             await self._before_turn(emit)
-            return await self.loop.run(prompt, emit)
+            await self._session_start(emit)
+            return await self.loop.run(prompt, emit, user_message=user_message)
         finally:
             self._after_turn(emit)
 
@@ -456,6 +476,54 @@ class AgentSession:
         notices = await self.mcp.before_turn(self.tools, self.engine.status().budget, self.engine.counter)
         for text, level in notices:
             emit(Notice(text, level))
+
+    async def _custom_turn(
+        self, command: CustomCommand, arguments: str, label: str, emit: Callable[[Event], None]
+    ) -> TurnFinished:
+        """`/name args` of a Markdown command: its expanded body is the prompt, under its
+        allowed-tools and model for this turn only."""
+        meta = BlockMeta(Trust.USER, "user", self.clock())
+        message = Message("user", (Block.text_block(command.expand(arguments), meta),), self.loop.turn + 1)
+        hooks, model = self.loop.hooks, self.model
+        self.loop.hooks = command_hooks(command, hooks, self.workspace, self.trusted, emit)
+        if command.model and command.model != model:
+            self.set_model(command.model)
+        try:
+            return await self._turn(label, emit, message)
+        finally:
+            self.loop.hooks = hooks
+            if self.model != model:
+                self.set_model(model)
+
+    async def _session_start(self, emit: Callable[[Event], None]) -> None:
+        """SessionStart hooks run before the first prompt of a session (their output is context)."""
+        source, self._start_source = self._start_source, None
+        if source is not None:
+            for text in await self.hooks.session_start(source, emit):
+                self.engine.inject(hook_block(text, "session-start-hook"))
+
+    def _notifying(self, emit: Callable[[Event], None]) -> Callable[[Event], None]:
+        """Notification hooks run (in the background) when the agent waits for the person."""
+        if isinstance(self.hooks, NoHooks):
+            return emit
+
+        def notify(event: Event) -> None:
+            emit(event)
+            if isinstance(event, PermissionRequest):
+                name = event.call.name if event.call else "a tool"
+                task = asyncio.ensure_future(
+                    self.hooks.notification(f"agent needs your permission to use {name}", emit)
+                )
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
+        return notify
+
+    def _hook_identity(self) -> HookIdentity:
+        return HookIdentity(self.session_id, self.log.path, self.permission_mode)
+
+    def _record(self, kind: str, **fields: Any) -> None:
+        self.log.append(kind, **fields)
 
     def _after_turn(self, emit: Callable[[Event], None]) -> None:
         if self.todo:
@@ -534,16 +602,28 @@ class AgentSession:
         self.totals = Totals()
         self._memory_spent_mark = 0.0
         self.warnings = []
+        self._start_source = "resume" if session_id else "clear"
         self._open(session_id, lock=lock)
 
-    def close(self) -> None:
-        self.log.close()
+    def close(self, reason: str = "other") -> None:
+        """End the session from sync code: SessionEnd hooks run (bounded by their timeouts), the log closes."""
+        if not self._ended and not isinstance(self.hooks, NoHooks):
+            run_detached(self.hooks.session_end(reason))
+        self._end()
 
-    async def aclose(self) -> None:
-        """Stop the MCP servers (on the loop they run on), then close the log."""
+    async def aclose(self, reason: str = "other") -> None:
+        """Stop the MCP servers (on the loop they run on), run SessionEnd hooks, then close the log."""
         if self.mcp is not None:
             await self.mcp.aclose()
-        self.close()
+        if not self._ended:
+            await self.hooks.session_end(reason)
+        self._end()
+
+    def _end(self) -> None:
+        self._ended = True  # SessionEnd runs once, whichever of close/aclose comes first
+        for task in list(self._background):
+            task.cancel()
+        self.log.close()
 
 
 def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:

@@ -1,0 +1,198 @@
+"""Custom slash commands: Markdown prompt templates in the same places and format as Claude Code's.
+
+Directories, later ones winning on a name clash: `~/.claude/commands/` and
+`$XDG_CONFIG_HOME/agent/commands/` (the person's own), then the workspace's `.claude/commands/` and
+`.agent/commands/`. `review.md` is `/review`; `frontend/component.md` is `/frontend:component`.
+Optional YAML frontmatter: `description`, `argument-hint`, `allowed-tools`, `model`. The body is the
+prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting).
+
+Workspace commands are loaded even in an untrusted workspace (they only send text to the model),
+but their `allowed-tools` (which skip permission questions) count only in a trusted one.
+A built-in command keeps its name (the file is skipped, with one warning); a file whose frontmatter
+does not parse is loaded without it, with one warning.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from agent_cli.agent.api import CommandSpec
+
+Origin = Literal["user", "workspace"]
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_PLACEHOLDER = re.compile(r"\$(ARGUMENTS|\d+)")
+MAX_BYTES = 256_000
+
+
+@dataclass(frozen=True)
+class CustomCommand:
+    name: str  # without the slash: "review", "frontend:component"
+    path: Path
+    origin: Origin
+    body: str
+    description: str = ""
+    argument_hint: str = ""
+    allowed_tools: tuple[str, ...] = ()
+    model: str = ""
+
+    def expand(self, arguments: str) -> str:
+        """The prompt this command sends for `arguments`."""
+        arguments = arguments.strip()
+        try:
+            words = shlex.split(arguments)
+        except ValueError:
+            words = arguments.split()
+
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            return arguments if key == "ARGUMENTS" else _nth(words, int(key))
+
+        text = _PLACEHOLDER.sub(fill, self.body)  # one pass: arguments are never expanded again
+        uses_arguments = _PLACEHOLDER.search(self.body) is not None
+        if arguments and not uses_arguments:
+            text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
+        return text.strip()
+
+    def spec(self, workspace: Path) -> CommandSpec:
+        where = _shown_path(self.path, workspace)
+        help_text = self.description or _first_line(self.body) or "custom command"
+        return CommandSpec(self.name, self.argument_hint, f"{help_text} ({where})")
+
+
+@dataclass(frozen=True)
+class CustomCommands:
+    commands: Mapping[str, CustomCommand]
+    warnings: tuple[str, ...] = ()
+
+    def find(self, text: str) -> tuple[CustomCommand, str] | None:
+        """(command, its arguments) when `text` is `/name args` for a custom command."""
+        if not text.startswith("/") or text.startswith("//"):
+            return None
+        name, _, arguments = text[1:].strip().partition(" ")
+        command = self.commands.get(name.lower())
+        return (command, arguments) if command else None
+
+    def specs(self, workspace: Path) -> list[CommandSpec]:
+        return [c.spec(workspace) for c in sorted(self.commands.values(), key=lambda c: c.name)]
+
+
+def command_dirs(workspace: Path, user_dirs: Sequence[Path]) -> list[tuple[Path, Origin]]:
+    dirs: list[tuple[Path, Origin]] = [(d, "user") for d in user_dirs]
+    return dirs + [
+        (workspace / ".claude" / "commands", "workspace"),
+        (workspace / ".agent" / "commands", "workspace"),
+    ]
+
+
+def load_custom_commands(
+    workspace: Path, user_dirs: Sequence[Path], builtin: Sequence[str]
+) -> CustomCommands:
+    found: dict[str, CustomCommand] = {}
+    warnings: list[str] = []
+    reserved = {name.lower() for name in builtin}
+    for directory, origin in command_dirs(workspace, user_dirs):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.rglob("*.md")):
+            name = ":".join(path.relative_to(directory).with_suffix("").parts).lower()
+            if not name or " " in name:
+                warnings.append(f"{path}: a command name cannot contain spaces; skipped")
+                continue
+            if name in reserved:
+                warnings.append(f"{path}: /{name} is a built-in command, which wins; this file is ignored")
+                continue
+            command, problem = read_command(path, name, origin)
+            if problem:
+                warnings.append(problem)
+            if command is not None:
+                found[name] = command
+    return CustomCommands(found, tuple(warnings))
+
+
+def read_command(path: Path, name: str, origin: Origin) -> tuple[CustomCommand | None, str]:
+    """The command in `path`, and one line saying what was wrong with it ('' when nothing)."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None, f"{path}: larger than {MAX_BYTES // 1000} kB; skipped"
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"{path}: cannot be read ({exc}); skipped"
+    meta, body, problem = parse_frontmatter(text)
+    if problem:
+        problem = f"{path}: {problem}; loaded without its frontmatter"
+    return (
+        CustomCommand(
+            name=name,
+            path=path,
+            origin=origin,
+            body=body,
+            description=_one_line(meta.get("description")),
+            argument_hint=_one_line(meta.get("argument-hint")),
+            allowed_tools=_tool_rules(meta.get("allowed-tools")),
+            model=_one_line(meta.get("model")),
+        ),
+        problem,
+    )
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, str]:
+    """(fields, body, problem): YAML between `---` lines at the top, if any."""
+    match = _FRONTMATTER.match(text)
+    if match is None:
+        return {}, text.strip(), ""
+    body = text[match.end() :].strip()
+    try:
+        data = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or type(exc).__name__
+        return {}, body, f"frontmatter is not valid YAML{where} ({reason})"
+    if not isinstance(data, dict):
+        return {}, body, "frontmatter must be `key: value` lines"
+    return data, body, ""
+
+
+def _tool_rules(value: Any) -> tuple[str, ...]:
+    """`allowed-tools`: a list, or one string with rules separated by commas outside parentheses."""
+    if isinstance(value, list):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    if not isinstance(value, str):
+        return ()
+    rules, depth, current = [], 0, ""
+    for char in value:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            rules.append(current)
+            current = ""
+        else:
+            current += char
+    rules.append(current)
+    return tuple(r.strip() for r in rules if r.strip())
+
+
+def _nth(words: list[str], n: int) -> str:
+    return words[n - 1] if 1 <= n <= len(words) else ""
+
+
+def _one_line(value: Any) -> str:
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def _first_line(body: str) -> str:
+    line = next((ln.strip().lstrip("# ") for ln in body.splitlines() if ln.strip()), "")
+    return line if len(line) <= 60 else line[:57] + "…"
+
+
+def _shown_path(path: Path, workspace: Path) -> str:
+    try:
+        return str(path.relative_to(workspace))
+    except ValueError:
+        return str(path).replace(str(Path.home()), "~", 1)

@@ -1,0 +1,26 @@
+"""Hooks compatible with Claude Code's: events, settings format, stdin JSON, exit codes, JSON output.
+
+api.py is what the loop knows (HookRunner, outcomes, NoHooks); spec.py parses definitions;
+process.py runs one command and reads its answer; runner.py combines them per event; load.py finds
+them in config and settings files.
+"""
+
+from agent_cli.agent.hooks.api import (
+    HookRunner,
+    NoHooks,
+    PostToolOutcome,
+    PreToolOutcome,
+    PromptOutcome,
+    StopOutcome,
+    combine_permission,
+)
+
+__all__ = [
+    "HookRunner",
+    "NoHooks",
+    "PostToolOutcome",
+    "PreToolOutcome",
+    "PromptOutcome",
+    "StopOutcome",
+    "combine_permission",
+]

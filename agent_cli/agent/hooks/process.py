@@ -92,8 +92,9 @@ def _cap(text: str) -> str:
 
 
 def label(command: HookCommand) -> str:
+    """The command, shortened to its start and end (the script's name is usually last)."""
     text = " ".join(command.command.split())
-    return text if len(text) <= 60 else text[:57] + "…"
+    return text if len(text) <= 80 else f"{text[:30]}…{text[-45:]}"
 
 
 def interpret(event: str, run: HookRun) -> HookReply:

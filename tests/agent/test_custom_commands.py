@@ -1,0 +1,139 @@
+"""Custom slash commands from Markdown files: names, frontmatter, arguments, and how they run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_cli.agent.config import Config
+from agent_cli.agent.custom_commands import load_custom_commands
+from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.core.events import CommandResult, Notice, PermissionRequest, ToolStarted
+from agent_cli.llm.scripted import Script, ScriptedProvider
+
+from .helpers import run
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_names_folders_precedence_and_problems(tmp_path):
+    user, ws = tmp_path / "user", tmp_path / "ws"
+    write(user / "review.md", "user review")
+    write(user / "only-user.md", "mine")
+    write(ws / ".claude" / "commands" / "review.md", "claude review")
+    write(ws / ".agent" / "commands" / "review.md", "agent review")
+    write(ws / ".claude" / "commands" / "frontend" / "component.md", "make $1")
+    write(ws / ".agent" / "commands" / "help.md", "not me")
+    write(ws / ".agent" / "commands" / "broken.md", "---\ndescription: [unclosed\n---\nstill $ARGUMENTS\n")
+    found = load_custom_commands(ws, [user], ["help", "compact"])
+    assert sorted(found.commands) == ["broken", "frontend:component", "only-user", "review"]
+    assert found.commands["review"].body == "agent review"  # the workspace's .agent wins
+    assert len(found.warnings) == 2
+    builtin = next(w for w in found.warnings if "built-in" in w)
+    broken = next(w for w in found.warnings if "broken.md" in w)
+    assert "help.md: /help is a built-in command" in builtin
+    assert "broken.md: frontmatter is not valid YAML at line" in broken and "loaded without" in broken
+    assert found.commands["broken"].expand("it") == "still it"
+
+
+def test_frontmatter_and_expansion(tmp_path):
+    write(
+        tmp_path / ".agent" / "commands" / "fix.md",
+        "---\ndescription: Fix an issue\nargument-hint: <issue> [priority]\n"
+        "allowed-tools: Bash(git add:*), Bash(git status:*), Edit\nmodel: claude-haiku-5-5\n---\n"
+        "Fix issue #$1 with priority $2. All: $ARGUMENTS. Missing: [$3]\n",
+    )
+    write(tmp_path / ".agent" / "commands" / "plain.md", "Summarize the repo.\n")
+    found = load_custom_commands(tmp_path, [], [])
+    fix = found.commands["fix"]
+    assert (fix.description, fix.argument_hint, fix.model) == (
+        "Fix an issue",
+        "<issue> [priority]",
+        "claude-haiku-5-5",
+    )
+    assert fix.allowed_tools == ("Bash(git add:*)", "Bash(git status:*)", "Edit")
+    assert (
+        fix.expand('123 "very high"')
+        == 'Fix issue #123 with priority very high. All: 123 "very high". Missing: []'
+    )
+    assert fix.expand("$2 x") == "Fix issue #$2 with priority x. All: $2 x. Missing: []"  # expanded once
+    assert (
+        found.commands["plain"].expand("focus on tests") == "Summarize the repo.\n\nARGUMENTS: focus on tests"
+    )
+    spec = fix.spec(tmp_path)
+    assert (spec.name, spec.args) == ("fix", "<issue> [priority]")
+    assert spec.help == "Fix an issue (.agent/commands/fix.md)"
+    assert (
+        found.find("/FIX 1 2") == (fix, "1 2") and found.find("/nope") is None and found.find("//fix") is None
+    )
+
+
+def make(workspace: Path, responses, *, trusted: bool, mode: str = "ask") -> AgentSession:
+    provider = ScriptedProvider(Script(responses=responses))
+    config = Config(model="scripted", provider="scripted", permission_mode=mode, debug=True)
+    return AgentSession(config, provider, SessionSetup(workspace, None, True, trusted))
+
+
+async def test_a_command_runs_as_a_prompt_and_shows_in_help(workspace):
+    write(
+        workspace / ".agent" / "commands" / "hello.md",
+        "---\ndescription: Greet\n---\nSay hello to $ARGUMENTS.\n",
+    )
+    s = make(workspace, [{"text": "Hello, world!"}], trusted=False)
+    events = await run(s, "/hello world")
+    assert events[-1].result == "Hello, world!"
+    sent = json.dumps(s.provider.requests[0].messages)
+    assert "Say hello to world." in sent and "/hello" not in sent
+    assert '"prompt": "/hello world"' in s.log.path.read_text().replace('"prompt":"', '"prompt": "')
+    help_text = [e for e in await run(s, "/help") if isinstance(e, CommandResult)][0].text
+    assert "`/hello` | Greet (.agent/commands/hello.md)" in help_text
+    assert "hello" in [c.name for c in s.commands()]
+
+
+BASH_TWICE = {
+    "tool_calls": [
+        {"name": "bash", "input": {"command": "git status --short"}},
+        {"name": "bash", "input": {"command": "git status; rm -rf x"}},
+    ]
+}
+
+
+async def test_allowed_tools_count_only_in_a_trusted_workspace(workspace):
+    write(
+        workspace / ".agent" / "commands" / "st.md",
+        "---\nallowed-tools: Bash(git status:*)\n---\nShow the status.\n",
+    )
+
+    async def collect(trusted: bool) -> tuple[list[str], list, list[str]]:
+        s = make(workspace, [BASH_TWICE, {"text": "ok"}], trusted=trusted)
+        asked: list[str] = []
+
+        async def answer(event):
+            if isinstance(event, PermissionRequest):
+                asked.append(event.call.input["command"])
+                event.future.set_result("deny")
+
+        events = await run(s, "/st", answer)
+        ran = [e.call.input["command"] for e in events if isinstance(e, ToolStarted)]
+        notices = [e.text for e in events if isinstance(e, Notice)]
+        return asked, ran, notices
+
+    asked, ran, _ = await collect(trusted=True)
+    assert ran == ["git status --short"]  # allowed by the command's rule, no question
+    assert asked == ["git status; rm -rf x"]  # a compound line never matches a prefix rule
+    asked, ran, notices = await collect(trusted=False)
+    assert ran == [] and asked == ["git status --short", "git status; rm -rf x"]
+    assert any("allowed-tools ignored (this workspace is not trusted)" in n for n in notices)
+
+
+async def test_the_model_of_a_command_is_used_for_its_turn_only(workspace):
+    write(workspace / ".agent" / "commands" / "quick.md", "---\nmodel: claude-haiku-5-5\n---\nBe quick.\n")
+    s = make(workspace, [{"text": "a"}, {"text": "b"}], trusted=False)
+    await run(s, "/quick")
+    await run(s, "normal")
+    assert [r.model for r in s.provider.requests] == ["claude-haiku-5-5", "scripted"]
+    assert s.model == "scripted"

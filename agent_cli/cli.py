@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agent_cli.agent.config import Config
     from agent_cli.agent.runner import AgentSession
     from agent_cli.llm.base import Provider
@@ -392,7 +394,12 @@ def trust_decision(config: "Config", workspace: Path):
 
 
 def _session(
-    config: "Config", workspace: Path, start: Start, interactive: bool, demo: bool
+    config: "Config",
+    workspace: Path,
+    start: Start,
+    interactive: bool,
+    demo: bool,
+    trusted: bool | None = None,
 ) -> "AgentSession":
     from agent_cli.agent.runner import AgentSession, SessionSetup
 
@@ -407,11 +414,12 @@ def _session(
     trust = trust_decision(config, workspace)
     if not interactive and trust.ignored:
         print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
+    trusted = trust.trusted if trusted is None else trusted
     from agent_cli.agent.mcp.runtime import runtime_for
 
     report = None if interactive else _report
-    mcp = runtime_for(config, workspace, trusted=trust.trusted, interactive=interactive, report=report)
-    setup = SessionSetup(workspace, start.resume_id, interactive, trust.trusted, fork=start.fork)
+    mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
+    setup = SessionSetup(workspace, start.resume_id, interactive, trusted, fork=start.fork)
     return AgentSession(config, provider, setup, mcp=mcp)
 
 
@@ -458,33 +466,77 @@ def _check_openable(config: "Config", workspace: Path, start: Start) -> None:
 
 def _tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool = False) -> None:
     from agent_cli.agent.signals import SignalStop, exit_code
-    from agent_cli.tui.app import create_app
 
-    startup_error = None if _has_key(config) else NO_KEY
-    if not startup_error:
+    if _has_key(config):
         _check_openable(config, workspace, start)
 
-    async def loader():
-        import asyncio
-
-        session = await asyncio.to_thread(_session, config, workspace, start, True, demo)
-        if session.mcp is not None:
-            session.mcp.start()  # on the app's loop: servers connect while the person types
+    def on_session(session: "AgentSession") -> None:
         # SIGTERM/SIGHUP: end the running tool, log the interruption, then leave with 143/129
         SignalStop(session, lambda signum: app.exit(return_code=exit_code(signum))).install()
-        return session
 
-    app = create_app(
-        backend_loader=None if startup_error else loader,
-        startup_error=startup_error,
-        initial_prompt="/resume" if pick else None,
-    )
+    app = tui_app(config, workspace, start, demo, pick, on_session=on_session)
     app.run()
     close = getattr(app.backend, "close", None)
     if callable(close):
         close("prompt_input_exit")  # SessionEnd hooks run, the log is closed
     if app.return_code:
         raise SystemExit(app.return_code)
+
+
+def tui_app(
+    config: "Config",
+    workspace: Path,
+    start: Start,
+    demo: bool,
+    pick: bool = False,
+    on_session: "Callable[[AgentSession], None] | None" = None,
+    **app_args: Any,
+):
+    """The TUI for this workspace: it asks about trust first (when it must), then builds the session."""
+    from agent_cli.tui.app import create_app
+
+    startup_error = None if _has_key(config) else NO_KEY
+    trust = trust_decision(config, workspace)
+    trusted = trust.trusted
+
+    def answer(yes: bool) -> str:
+        """The person's answer to the trust question: remembered on yes."""
+        nonlocal trusted
+        trusted = yes
+        if not yes:
+            names = ", ".join(str(p.relative_to(workspace)) for p in trust.ignored)
+            return f"not trusted: ignoring {names} (asked again next time; --trust-workspace uses them once)"
+        from agent_cli.agent.trust import TrustStore
+
+        try:
+            TrustStore.default().trust(workspace)
+        except OSError as exc:
+            return f"trusted for this session only: could not remember it ({exc})"
+        return f"trusted {workspace}: its hooks, MCP servers and settings are used"
+
+    async def loader():
+        import asyncio
+
+        session = await asyncio.to_thread(_session, config, workspace, start, True, demo, trusted)
+        if session.mcp is not None:
+            session.mcp.start()  # on the app's loop: servers connect while the person types
+        if on_session is not None:
+            on_session(session)
+        return session
+
+    question = None
+    if trust.ignored and not startup_error:
+        from agent_cli.tui.screens.trust_screen import TrustQuestion
+
+        question = TrustQuestion(workspace, trust.ignored, answer)
+    app = create_app(
+        backend_loader=None if startup_error else loader,
+        startup_error=startup_error,
+        initial_prompt="/resume" if pick else None,
+        trust_question=question,
+        **app_args,  # tests: clock
+    )
+    return app
 
 
 if __name__ == "__main__":

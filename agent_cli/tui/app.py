@@ -38,6 +38,7 @@ from agent_cli.tui.screens.plan_screen import PlanScreen
 from agent_cli.tui.screens.rewind_screen import RewindScreen
 from agent_cli.tui.screens.sessions_screen import SessionsScreen
 from agent_cli.tui.screens.text_screen import TextScreen
+from agent_cli.tui.screens.trust_screen import TrustQuestion, TrustScreen
 from agent_cli.tui.turn_renderer import TurnRenderer, user_text
 from agent_cli.tui.widgets.activity_line import ActivityLine
 from agent_cli.tui.widgets.command_output import CommandOutput
@@ -75,10 +76,12 @@ class AgentApp(App[None]):
         initial_prompt: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         quit_window: float = 2.0,
+        trust_question: TrustQuestion | None = None,
     ) -> None:
         super().__init__()
         self.backend = backend
         self._loader = backend_loader
+        self._trust_question = trust_question
         self.startup_error = startup_error
         self._initial_prompt = initial_prompt
         self._quit_press = DoublePress(quit_window, clock)
@@ -131,7 +134,11 @@ class AgentApp(App[None]):
         elif self._loader is not None:
             self._loading = True
             self.status_bar.loading = True
-            self.call_after_refresh(self._load_backend)
+            if self._trust_question is not None:  # the session is built after the answer
+                guard = KeyGuard(self._clock, last_key_at=self._last_prompt_key)
+                self.push_screen(TrustScreen(self._trust_question, guard), callback=self._trusted)
+            else:
+                self.call_after_refresh(self._load_backend)
         elif not self.startup_error:
             self.startup_error = "no model provider was configured"
             await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
@@ -139,6 +146,13 @@ class AgentApp(App[None]):
             self.prompt.set_text(self._initial_prompt)
 
     # -- the backend -------------------------------------------------------------------------------
+    async def _trusted(self, trusted: bool | None) -> None:
+        assert self._trust_question is not None
+        line = self._trust_question.answer(bool(trusted))
+        if line:
+            await self.transcript.add(Notice(line, "info" if trusted else "warning"))
+        self._load_backend()
+
     @work(group="backend", exit_on_error=False)
     async def _load_backend(self) -> None:
         assert self._loader is not None
@@ -166,6 +180,8 @@ class AgentApp(App[None]):
 
     async def _backend_ready(self, backend: AgentBackend) -> None:
         self.backend = backend
+        for warning in getattr(backend, "warnings", ()):  # broken settings or command files, a torn log
+            await self.transcript.add(Notice(str(warning), "warning"))
         self._refresh_commands()
         self._refresh_status()
         self._refresh_cost()
@@ -471,13 +487,16 @@ def create_app(
     startup_error: str | None = None,
     initial_prompt: str | None = None,
     clock: Callable[[], float] = time.monotonic,
+    trust_question: TrustQuestion | None = None,
 ) -> AgentApp:
     """The TUI. Give a ready `backend`, or a `backend_loader` the app awaits after its first paint;
-    `startup_error` (e.g. no API key) is shown prominently and the prompt still takes /help and /quit."""
+    `startup_error` (e.g. no API key) is shown prominently and the prompt still takes /help and /quit;
+    a `trust_question` is asked before the loader runs."""
     return AgentApp(
         backend=backend,
         backend_loader=backend_loader,
         startup_error=startup_error,
         initial_prompt=initial_prompt,
         clock=clock,
+        trust_question=trust_question,
     )

@@ -1,0 +1,120 @@
+"""Workspace trust, asked once before the session is built: this repository carries files that make
+the agent run code (hooks, MCP servers, settings). Trust (t) uses them from now on (remembered);
+Not now (n, Esc) starts without them and asks again next time.
+
+Like the permission modal it cannot be answered by accident (tui/key_guard.py): the question appears
+as the app opens, when the person may already be typing; until it is armed, keys go on to the prompt
+(as PermissionScreen.TypedThrough) and the buttons are off. Esc (not now) always works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.screens.permission_screen import PermissionScreen
+
+ANSWER_KEYS = {"t": True, "n": False, "enter": False}
+ARMED_HINT = "t trust · n, Enter or Esc not now"
+TYPING_HINT = "keys go to your message while you type · pause to answer · Esc: not now"
+
+
+@dataclass(frozen=True)
+class TrustQuestion:
+    workspace: Path
+    files: tuple[Path, ...]
+    answer: Callable[[bool], str]  # records the answer; returns a line to show ('' for nothing)
+
+
+class TrustScreen(ModalScreen[bool]):
+    CSS_PATH = "trust_screen.tcss"
+
+    def __init__(self, question: TrustQuestion, guard: KeyGuard | None = None) -> None:
+        super().__init__()
+        self.question = question
+        self.guard = guard or KeyGuard()
+        self.armed_shown = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="trust-dialog") as dialog:
+            dialog.border_title = "trust this workspace?"
+            yield Static(
+                Text.assemble(
+                    (str(self.question.workspace), "bold"),
+                    " has files that make agent run code on this machine:",
+                ),
+                id="trust-title",
+            )
+            yield Static(
+                Text("\n".join(f"  {self._shown(p)}" for p in self.question.files)), id="trust-files"
+            )
+            yield Static(
+                Text("Trust it only if you trust where it came from. Without trust, they are ignored."),
+                id="trust-reason",
+            )
+            with Horizontal(id="trust-buttons"):
+                yield _button("Trust (t)", "trust", "warning")
+                yield _button("Not now (n/Esc)", "not-now", "primary")
+            yield Static(TYPING_HINT, id="trust-hint")
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.question.workspace))
+        except ValueError:
+            return str(path)
+
+    def on_mount(self) -> None:
+        self.guard.shown()
+        self._refresh_armed()
+        self.set_interval(0.05, self._refresh_armed)
+
+    def _refresh_armed(self) -> None:
+        armed = self.guard.armed
+        if armed == self.armed_shown:
+            return
+        self.armed_shown = armed
+        self.set_class(armed, "-armed")
+        self.query_one("#trust-hint", Static).update(ARMED_HINT if armed else TYPING_HINT)
+        for button in self.query(Button):
+            button.disabled = not armed
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        if event.key == "escape":
+            self.dismiss(False)
+            return
+        if self.guard.armed and event.key in ANSWER_KEYS:
+            self.dismiss(ANSWER_KEYS[event.key])
+            return
+        if (
+            (event.is_printable and event.key != "space")
+            or event.key == "backspace"
+            or (event.key == "space" and not self.guard.armed)
+        ):
+            self.guard.typed()
+            self._refresh_armed()
+            self.post_message(PermissionScreen.TypedThrough(event.key, event.character))
+        elif event.key == "enter":
+            self.guard.typed()  # Enter while typing sends nothing and answers nothing
+            self._refresh_armed()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.guard.armed:
+            self.dismiss(event.button.id == "trust")
+
+
+def _button(label: str, id: str, variant: str) -> Button:
+    button = Button(label, id=id, variant=variant, disabled=True)  # type: ignore[arg-type]
+    button.can_focus = False  # Enter on a focused button would answer without arming
+    return button

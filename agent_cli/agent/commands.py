@@ -132,6 +132,7 @@ async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 async def _clear(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     compaction = session.engine.clear()
     session.log.compaction(compaction)
+    await session.restart_hooks("clear")  # SessionEnd now, SessionStart before the next prompt
     return CommandResult(
         "clear",
         "Cleared: the next message starts a fresh conversation. The earlier one stays in "

@@ -519,6 +519,11 @@ class AgentSession:
 
         return notify
 
+    async def restart_hooks(self, reason: str) -> None:
+        """/clear: SessionEnd hooks run now, SessionStart ones before the next prompt (as Claude Code)."""
+        await self.hooks.session_end(reason)
+        self._start_source = reason
+
     def _hook_identity(self) -> HookIdentity:
         return HookIdentity(self.session_id, self.log.path, self.permission_mode)
 

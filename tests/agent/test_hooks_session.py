@@ -215,22 +215,65 @@ async def test_session_start_context_and_pre_compact_and_session_end(workspace):
     settings(
         workspace,
         {
-            "SessionStart": [hook(rec, "startup")],
+            "SessionStart": [hook(rec, "startup|clear")],
             "PreCompact": [hook(rec, "manual")],
             "SessionEnd": [hook(rec)],
         },
     )
-    s = session(workspace, [{"text": "Hello."}, {"text": "More."}])
+    s = session(workspace, [{"text": "Hello."}, {"text": "More."}, {"text": "Fresh."}])
     await run(s, "hi")
     assert "open issues: #12, #14" in sent(s, 0)
     await run(s, "again")
     await run(s, "/compact keep the API notes")
+    await run(s, "/clear")
+    await run(s, "new topic")
+    assert "open issues: #12, #14" in sent(s, -1)  # a cleared conversation gets it again
     s.close()
     seen = [json.loads(line) for line in (workspace / "events.log").read_text().splitlines()]
-    assert [d["hook_event_name"] for d in seen] == ["SessionStart", "PreCompact", "SessionEnd"]
-    assert seen[0]["source"] == "startup"
+    assert [d["hook_event_name"] for d in seen] == [
+        "SessionStart",
+        "PreCompact",
+        "SessionEnd",
+        "SessionStart",
+        "SessionEnd",
+    ]
+    assert [seen[0]["source"], seen[3]["source"]] == ["startup", "clear"]
     assert (seen[1]["trigger"], seen[1]["custom_instructions"]) == ("manual", "keep the API notes")
-    assert seen[2]["reason"] == "other"
+    assert [seen[2]["reason"], seen[4]["reason"]] == ["clear", "other"]
+
+
+async def test_interrupting_a_hanging_hook_ends_the_turn_and_kills_it(workspace):
+    pid_file = workspace / "hook.pid"
+    hang = script(
+        workspace,
+        "hang.py",
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n",
+    )
+    settings(workspace, {"PreToolUse": [hook(hang)]})
+    s = session(workspace, [{"tool_calls": [{"name": "bash", "input": {"command": "echo hi"}}]}])
+    turn = asyncio.ensure_future(run(s, "go"))
+    await asyncio.wait_for(written(pid_file), 60)
+    s.interrupt()
+    events = await asyncio.wait_for(turn, 60)
+    assert events[-1].stop_reason == "interrupted"
+    result = s.engine.messages[-1].blocks[0]
+    assert result.type == "tool_result" and "interrupted" in result.text
+    await asyncio.wait_for(gone(int(pid_file.read_text())), 60)  # SIGKILL lands asynchronously
+
+
+async def written(path: Path) -> None:
+    while not path.exists() or not path.read_text():
+        await asyncio.sleep(0.02)
+
+
+async def gone(pid: int) -> None:
+    while True:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                return
+        except OSError:
+            return
+        await asyncio.sleep(0.02)
 
 
 async def test_hangs_garbage_and_broken_files_are_warnings_and_the_turn_goes_on(workspace):

@@ -15,17 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent_cli.agent.hooks.api import (
-    Emit,
-    HookRunner,
-    PostToolOutcome,
-    PreToolOutcome,
-    PromptOutcome,
-    StopOutcome,
-)
+from agent_cli.agent.hooks.api import Emit, HookDelegate, HookRunner, PreToolOutcome
 from agent_cli.agent.hooks.spec import claude_name
 from agent_cli.core.types import ToolCall
-from agent_cli.tools.base import ToolResult
 
 _RULE = re.compile(r"^([A-Za-z0-9_]+)(?:\((.*)\))?$", re.S)
 _COMPOUND = re.compile(r"[;&|<>`\n]|\$\(")
@@ -85,11 +77,11 @@ def parse_rules(texts: Sequence[str]) -> tuple[list[ToolRule], list[str]]:
     return rules, bad
 
 
-class AllowedTools:
+class AllowedTools(HookDelegate):
     """Wraps the session's HookRunner for one custom command's turn."""
 
     def __init__(self, inner: HookRunner, rules: Sequence[ToolRule], workspace: Path) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.rules = list(rules)
         self.workspace = workspace
 
@@ -98,27 +90,3 @@ class AllowedTools:
         if outcome.permission is None and any(r.allows(call, self.workspace) for r in self.rules):
             return replace(outcome, permission="allow")
         return outcome
-
-    async def post_tool_use(self, call: ToolCall, result: ToolResult, emit: Emit) -> PostToolOutcome:
-        return await self.inner.post_tool_use(call, result, emit)
-
-    async def user_prompt_submit(self, prompt: str, emit: Emit) -> PromptOutcome:
-        return await self.inner.user_prompt_submit(prompt, emit)
-
-    async def stop(self, active: bool, emit: Emit) -> StopOutcome:
-        return await self.inner.stop(active, emit)
-
-    async def subagent_stop(self, active: bool, emit: Emit) -> StopOutcome:
-        return await self.inner.subagent_stop(active, emit)
-
-    async def pre_compact(self, trigger: str, instructions: str, emit: Emit) -> None:
-        await self.inner.pre_compact(trigger, instructions, emit)
-
-    async def session_start(self, source: str, emit: Emit) -> tuple[str, ...]:
-        return await self.inner.session_start(source, emit)
-
-    async def session_end(self, reason: str) -> None:
-        await self.inner.session_end(reason)
-
-    async def notification(self, message: str, emit: Emit) -> None:
-        await self.inner.notification(message, emit)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.agent.hooks.api import PromptOutcome, SubagentHooks
 from agent_cli.agent.hooks.process import interpret, run_hook
 from agent_cli.agent.hooks.runner import CommandHooks, HookIdentity
 from agent_cli.agent.hooks.spec import HookCommand, Matcher, parse_hooks, select
@@ -180,3 +181,25 @@ async def test_the_stdin_payload_and_environment(tmp_path):
     assert (data["session_id"], data["tool_use_id"], data["permission_mode"]) == ("s-1", "t1", "acceptEdits")
     assert data["transcript_path"] == str(tmp_path / "events.jsonl")
     assert data["cwd"] == data["env"] == data["cwd_real"] == str(tmp_path)
+
+
+async def test_a_subagents_loop_fires_subagent_stop_and_no_prompt_hooks(tmp_path):
+    log = tmp_path / "fired.txt"
+    record = py(
+        f"import json, sys; open({str(log)!r}, 'a').write(json.load(sys.stdin)['hook_event_name'] + ' ')"
+    )
+    block = py("import sys; sys.stderr.write('summarize what you found'); sys.exit(2)")
+    table = {
+        "Stop": [{"hooks": [{"command": record}]}],
+        "SubagentStop": [{"hooks": [{"command": record}, {"command": block}]}],
+        "UserPromptSubmit": [{"hooks": [{"command": record}]}],
+        "PreToolUse": [{"hooks": [{"command": record}]}],
+    }
+    groups, _ = parse_hooks(table, "f")
+    parent = CommandHooks(groups, tmp_path, lambda: HookIdentity("s", tmp_path / "e.jsonl", "ask"))
+    child = SubagentHooks(parent)
+    assert await child.user_prompt_submit("find the config loader", lambda e: None) == PromptOutcome()
+    await child.pre_tool_use(ToolCall("t", "grep", {"pattern": "load_config"}), lambda e: None)
+    stopped = await child.stop(False, lambda e: None)
+    assert stopped.resume == "summarize what you found"
+    assert log.read_text().split() == ["PreToolUse", "SubagentStop"]

@@ -6,21 +6,25 @@ them in config and settings files.
 """
 
 from agent_cli.agent.hooks.api import (
+    HookDelegate,
     HookRunner,
     NoHooks,
     PostToolOutcome,
     PreToolOutcome,
     PromptOutcome,
     StopOutcome,
+    SubagentHooks,
     combine_permission,
 )
 
 __all__ = [
+    "HookDelegate",
     "HookRunner",
     "NoHooks",
     "PostToolOutcome",
     "PreToolOutcome",
     "PromptOutcome",
     "StopOutcome",
+    "SubagentHooks",
     "combine_permission",
 ]

@@ -104,6 +104,58 @@ class NoHooks:
         return None
 
 
+class HookDelegate:
+    """A HookRunner that passes every event to `inner`; subclasses change one or two of them."""
+
+    def __init__(self, inner: HookRunner) -> None:
+        self.inner = inner
+
+    async def pre_tool_use(self, call: ToolCall, emit: Emit) -> PreToolOutcome:
+        return await self.inner.pre_tool_use(call, emit)
+
+    async def post_tool_use(self, call: ToolCall, result: ToolResult, emit: Emit) -> PostToolOutcome:
+        return await self.inner.post_tool_use(call, result, emit)
+
+    async def user_prompt_submit(self, prompt: str, emit: Emit) -> PromptOutcome:
+        return await self.inner.user_prompt_submit(prompt, emit)
+
+    async def stop(self, active: bool, emit: Emit) -> StopOutcome:
+        return await self.inner.stop(active, emit)
+
+    async def subagent_stop(self, active: bool, emit: Emit) -> StopOutcome:
+        return await self.inner.subagent_stop(active, emit)
+
+    async def pre_compact(self, trigger: str, instructions: str, emit: Emit) -> None:
+        await self.inner.pre_compact(trigger, instructions, emit)
+
+    async def session_start(self, source: str, emit: Emit) -> tuple[str, ...]:
+        return await self.inner.session_start(source, emit)
+
+    async def session_end(self, reason: str) -> None:
+        await self.inner.session_end(reason)
+
+    async def notification(self, message: str, emit: Emit) -> None:
+        await self.inner.notification(message, emit)
+
+
+class SubagentHooks(HookDelegate):
+    """The hooks of a sub-agent's loop (`Loop(hooks=SubagentHooks(parent_hooks))`): its tools fire
+    PreToolUse/PostToolUse as the parent's do; its end fires SubagentStop instead of Stop; its prompt
+    (written by the parent model, not a person) fires no UserPromptSubmit; session events stay the parent's."""
+
+    async def user_prompt_submit(self, prompt: str, emit: Emit) -> PromptOutcome:
+        return PromptOutcome()
+
+    async def stop(self, active: bool, emit: Emit) -> StopOutcome:
+        return await self.inner.subagent_stop(active, emit)
+
+    async def session_start(self, source: str, emit: Emit) -> tuple[str, ...]:
+        return ()
+
+    async def session_end(self, reason: str) -> None:
+        return None
+
+
 def combine_permission(decision: Decision, hooked: PreToolOutcome | None) -> Decision:
     """A PreToolUse hook's permissionDecision joined with the permission check, as Claude Code joins
     them: a deny (either side) wins; a hook's "ask" forces the question; a hook's "allow" skips the

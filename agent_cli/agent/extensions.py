@@ -17,13 +17,13 @@ from agent_cli.agent.allowed_tools import AllowedTools, parse_rules
 from agent_cli.agent.api import COMMANDS
 from agent_cli.agent.config import Config
 from agent_cli.agent.custom_commands import CustomCommand, CustomCommands, load_custom_commands
-from agent_cli.agent.hooks.api import Emit, HookRunner
+from agent_cli.agent.hooks.api import Emit, HookRunner, NoHooks
 from agent_cli.agent.hooks.load import build_hooks, hook_groups
 from agent_cli.agent.hooks.runner import HookIdentity, Record
 from agent_cli.agent.hooks.spec import HookGroup
 from agent_cli.agent.settings import claude_user_dir, load_settings
 from agent_cli.agent.trust import user_config_dir
-from agent_cli.core.events import Notice
+from agent_cli.core.events import Event, Notice, PermissionRequest
 
 BUILTIN_NAMES = tuple(c.name for c in COMMANDS) + ("exit",)
 
@@ -66,6 +66,25 @@ def command_hooks(
     if bad:
         emit(Notice(f"/{command.name}: allowed-tools not understood: {', '.join(bad)}", "warning"))
     return AllowedTools(hooks, rules, workspace) if rules else hooks
+
+
+def notifying(hooks: HookRunner, emit: Emit, tasks: set[asyncio.Task]) -> Emit:
+    """`emit`, plus Notification hooks (in the background, kept in `tasks`) when a permission
+    question opens: the agent is waiting for the person."""
+    if isinstance(hooks, NoHooks):
+        return emit
+
+    def notify(event: Event) -> None:
+        emit(event)
+        if isinstance(event, PermissionRequest):
+            name = event.call.name if event.call else "a tool"
+            task = asyncio.ensure_future(
+                hooks.notification(f"agent needs your permission to use {name}", emit)
+            )
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    return notify
 
 
 def run_detached(work: Coroutine[Any, Any, None]) -> None:

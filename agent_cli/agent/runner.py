@@ -19,7 +19,13 @@ from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
 from agent_cli.agent.commands import COMMANDS, run_command
 from agent_cli.agent.config import Config
 from agent_cli.agent.custom_commands import CustomCommand
-from agent_cli.agent.extensions import SessionExtensions, command_hooks, load_extensions, run_detached
+from agent_cli.agent.extensions import (
+    SessionExtensions,
+    command_hooks,
+    load_extensions,
+    notifying,
+    run_detached,
+)
 from agent_cli.agent.hooks import HookRunner, NoHooks
 from agent_cli.agent.hooks.api import hook_block
 from agent_cli.agent.hooks.runner import HookIdentity
@@ -55,7 +61,7 @@ from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
 from agent_cli.core.errors import AgentError
-from agent_cli.core.events import ContextStatus, Event, Notice, PermissionRequest, TurnFinished
+from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import registry
@@ -428,7 +434,7 @@ class AgentSession:
         for warning in self.warnings:  # what opening the session found, told once
             queue.put_nowait(Notice(warning, "warning"))
         self.warnings = []
-        emit = self._notifying(queue.put_nowait)
+        emit = notifying(self.hooks, queue.put_nowait, self._background)
         if custom := self.custom.find(text):
             work = self._custom_turn(*custom, text.strip(), emit)
         elif text.startswith("/") and not text.startswith("//"):
@@ -501,23 +507,6 @@ class AgentSession:
         if source is not None:
             for text in await self.hooks.session_start(source, emit):
                 self.engine.inject(hook_block(text, "session-start-hook"))
-
-    def _notifying(self, emit: Callable[[Event], None]) -> Callable[[Event], None]:
-        """Notification hooks run (in the background) when the agent waits for the person."""
-        if isinstance(self.hooks, NoHooks):
-            return emit
-
-        def notify(event: Event) -> None:
-            emit(event)
-            if isinstance(event, PermissionRequest):
-                name = event.call.name if event.call else "a tool"
-                task = asyncio.ensure_future(
-                    self.hooks.notification(f"agent needs your permission to use {name}", emit)
-                )
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
-
-        return notify
 
     async def restart_hooks(self, reason: str) -> None:
         """/clear: SessionEnd hooks run now, SessionStart ones before the next prompt (as Claude Code)."""

@@ -111,3 +111,25 @@ def test_hanging_and_garbage_hooks_and_a_broken_settings_file_never_stop_the_tas
     ]
     assert any("hang.py" in line and "timed out after 1 s and was killed" in line for line in lines)
     assert any("garbage.py" in line and "printed invalid JSON" in line for line in lines)
+
+
+def test_hooks_from_the_user_config_run_untrusted_and_session_end_runs_once(
+    workspace, fake_anthropic: FakeAnthropic
+):
+    fired = workspace / "fired.jsonl"
+    script = workspace / ".cfg" / "record.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"import sys\nopen({str(fired)!r}, 'a').write(sys.stdin.read().strip() + chr(10))\n")
+    command = json.dumps(f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}")  # a TOML string
+    config = workspace / ".cfg" / "agent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        f'[[hooks.SessionEnd]]\nhooks = [{{type = "command", command = {command}}}]\n'
+        f'[[hooks.UserPromptSubmit]]\nhooks = [{{type = "command", command = {command}}}]\n'
+    )
+    fake_anthropic.push(text("Hi."))
+    out = agent(workspace, fake_anthropic, "-p", "hello there")
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in fired.read_text().splitlines()]
+    assert [e["hook_event_name"] for e in events] == ["UserPromptSubmit", "SessionEnd"]
+    assert events[0]["prompt"] == "hello there" and events[1]["reason"] == "other"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agent_cli.agent.hooks.api import SubagentHooks
 from agent_cli.agent.loop import Loop, Totals
 from agent_cli.agent.session import EventLog, conversation, read_events
 from agent_cli.context.assemble import environment_text, read_user_context
@@ -147,6 +148,7 @@ class Subagents:
             interactive=host.interactive,
             totals=totals,
             debug=host.config.debug,
+            hooks=SubagentHooks(host.hooks),  # its tools fire the parent's hooks; its end, SubagentStop
         )
         # the parent's checkpoint (/rewind) is taken before the first change, whoever makes it
         loop.before_change = lambda _emit: host.loop.first_change(on_progress)

@@ -319,3 +319,42 @@ async def test_a_permission_request_fires_notification_hooks(workspace):
 
     await asyncio.wait_for(run(s, "go", answer), 120)
     assert note.read_text() == "agent needs your permission to use bash"
+
+
+async def test_a_sub_agents_tools_fire_the_hooks_and_its_end_fires_subagent_stop(workspace):
+    (workspace / "precious.txt").write_text("keep me")
+    guard = script(workspace, "guard.py", GUARD)
+    record = script(
+        workspace,
+        "rec.py",
+        "import json, sys\nopen('fired.txt', 'a').write(json.load(sys.stdin)['hook_event_name'] + ' ')\n",
+    )
+    settings(
+        workspace,
+        {
+            "PreToolUse": [hook(guard, "Bash")],
+            "SubagentStop": [hook(record)],
+            "Stop": [hook(record)],
+            "UserPromptSubmit": [hook(record)],
+        },
+    )
+    task = {
+        "description": "clean",
+        "prompt": "CHILD: remove precious.txt",
+        "subagent_type": "general-purpose",
+    }
+    s = session(
+        workspace,
+        [
+            {"tool_calls": [{"name": "task", "input": task}]},
+            RM,  # the child's call
+            {"text": "The hook refused."},  # the child's answer
+            {"text": "Left it alone."},  # the parent's
+        ],
+    )
+    events = await run(s, "tidy up")
+    assert events[-1].result == "Left it alone." and (workspace / "precious.txt").exists()
+    denied = [e for e in events if isinstance(e, PermissionDenied)]
+    assert denied and "rm is not allowed here" in denied[0].reason
+    # the person's prompt fires UserPromptSubmit, the child's does not; the child ends with SubagentStop
+    assert (workspace / "fired.txt").read_text().split() == ["UserPromptSubmit", "SubagentStop", "Stop"]

@@ -180,13 +180,13 @@ class AgentApp(App[None]):
 
     async def _backend_ready(self, backend: AgentBackend) -> None:
         self.backend = backend
-        for warning in getattr(backend, "warnings", ()):  # broken settings or command files, a torn log
-            await self.transcript.add(Notice(str(warning), "warning"))
         self._refresh_commands()
         self._refresh_status()
         self._refresh_cost()
         await self._paint_conversation()
-        for warning in getattr(backend, "warnings", ()):  # e.g. a malformed agent definition
+        for warning in getattr(
+            backend, "warnings", ()
+        ):  # e.g. a malformed agent definition, settings or command file
             await self.transcript.add(Notice(warning, "warning"))
         if self._initial_prompt:
             self._pending.insert(0, self._initial_prompt)

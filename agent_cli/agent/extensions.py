@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.allowed_tools import AllowedTools, parse_rules
 from agent_cli.agent.api import COMMANDS
 from agent_cli.agent.config import Config
 from agent_cli.agent.custom_commands import CustomCommand, CustomCommands, load_custom_commands
@@ -24,6 +23,7 @@ from agent_cli.agent.hooks.spec import HookGroup
 from agent_cli.agent.settings import claude_user_dir, load_settings
 from agent_cli.agent.trust import user_config_dir
 from agent_cli.core.events import Event, Notice, PermissionRequest
+from agent_cli.tools.rules import SourcedRule, parse_rules
 
 BUILTIN_NAMES = tuple(c.name for c in COMMANDS) + ("exit",)
 
@@ -44,16 +44,18 @@ def load_extensions(config: Config, workspace: Path, trusted: bool) -> SessionEx
     groups, problems = hook_groups(config, workspace, settings, trusted=trusted)
     user_dirs = [claude_user_dir() / "commands", user_config_dir() / "commands"]
     commands = load_custom_commands(workspace, user_dirs, BUILTIN_NAMES)
-    warnings = [f.error for f in settings if f.error] + problems + list(commands.warnings)
+    # a broken workspace settings file is reported by permission_sources (it reads them, trusted or
+    # not); here only the user's own ~/.claude/settings.json, so each broken file is one line
+    broken = [f.error for f in settings if f.error and f.origin == "user"]
+    warnings = broken + problems + list(commands.warnings)
     return SessionExtensions(workspace, tuple(groups), commands, tuple(warnings))
 
 
-def command_hooks(
-    command: CustomCommand, hooks: HookRunner, workspace: Path, trusted: bool, emit: Emit
-) -> HookRunner:
-    """The hook runner for a custom command's turn: its `allowed-tools` on top, when they count."""
+def command_rules(command: CustomCommand, trusted: bool, emit: Emit) -> list[SourcedRule]:
+    """A custom command's `allowed-tools` as allow rules for its turn (the permission check applies
+    them like any rule: deny rules, writes outside the workspace and sandbox escapes still win)."""
     if not command.allowed_tools:
-        return hooks
+        return []
     if command.origin == "workspace" and not trusted:
         emit(
             Notice(
@@ -61,11 +63,11 @@ def command_hooks(
                 "warning",
             )
         )
-        return hooks
-    rules, bad = parse_rules(command.allowed_tools)
-    if bad:
-        emit(Notice(f"/{command.name}: allowed-tools not understood: {', '.join(bad)}", "warning"))
-    return AllowedTools(hooks, rules, workspace) if rules else hooks
+        return []
+    rules, problems = parse_rules(command.allowed_tools, "allow", f"/{command.name} allowed-tools")
+    for problem in problems:
+        emit(Notice(problem, "warning"))
+    return rules
 
 
 def notifying(hooks: HookRunner, emit: Emit, tasks: set[asyncio.Task]) -> Emit:

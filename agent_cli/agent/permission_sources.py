@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli.agent.config import Config, PermissionRules
+from agent_cli.agent.settings import WORKSPACE_SETTINGS
 from agent_cli.tools.rules import EFFECTS, SourcedRule, parse_rules
 
-SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json", ".agent/settings.json")
+SETTINGS_FILES = WORKSPACE_SETTINGS  # the same files hooks read (agent/settings.py)
 
 
 @dataclass(frozen=True)

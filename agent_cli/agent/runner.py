@@ -21,7 +21,7 @@ from agent_cli.agent.config import Config
 from agent_cli.agent.custom_commands import CustomCommand
 from agent_cli.agent.extensions import (
     SessionExtensions,
-    command_hooks,
+    command_rules,
     load_extensions,
     notifying,
     run_detached,
@@ -490,14 +490,14 @@ class AgentSession:
         allowed-tools and model for this turn only."""
         meta = BlockMeta(Trust.USER, "user", self.clock())
         message = Message("user", (Block.text_block(command.expand(arguments), meta),), self.loop.turn + 1)
-        hooks, model = self.loop.hooks, self.model
-        self.loop.hooks = command_hooks(command, hooks, self.workspace, self.trusted, emit)
+        granted, model = command_rules(command, self.trusted, emit), self.model
+        self.permissions.rules += granted
         if command.model and command.model != model:
             self.set_model(command.model)
         try:
             return await self._turn(label, emit, message)
         finally:
-            self.loop.hooks = hooks
+            self.permissions.rules = [r for r in self.permissions.rules if all(r is not g for g in granted)]
             if self.model != model:
                 self.set_model(model)
 

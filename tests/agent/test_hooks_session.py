@@ -285,9 +285,8 @@ async def test_hangs_garbage_and_broken_files_are_warnings_and_the_turn_goes_on(
     s = session(
         workspace, [{"tool_calls": [{"name": "bash", "input": {"command": "echo ran"}}]}, {"text": "ok"}]
     )
-    assert s.warnings == [
-        f"{workspace / '.agent' / 'settings.json'}: invalid JSON at line 1 column 21: Expecting value; ignored"
-    ]
+    assert len(s.warnings) == 1  # one line naming the broken file (the permission rules report it)
+    assert ".agent/settings.json" in s.warnings[0] and "JSON" in s.warnings[0]
     events = await run(s, "go")
     warnings = [e.text for e in events if isinstance(e, Notice) and e.level == "warning"]
     assert any("timed out after 1 s and was killed" in w for w in warnings)

@@ -39,3 +39,17 @@ def test_a_broken_file_is_one_line_naming_it_and_the_others_still_load(tmp_path)
     assert "\n" not in broken.error and broken.data == {}
     assert "must be a JSON object" in not_object.error
     assert fine.data == {"ok": True} and not fine.error
+
+
+def test_a_broken_user_settings_file_is_one_warning_and_its_hooks_are_skipped(tmp_path, monkeypatch):
+    from agent_cli.agent.config import Config
+    from agent_cli.agent.extensions import load_extensions
+
+    home = tmp_path / "claude"
+    _write(home / "settings.json", '{"hooks": ')
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    ext = load_extensions(Config(), tmp_path / "ws", trusted=False)
+    assert ext.warnings == (
+        f"{home / 'settings.json'}: invalid JSON at line 1 column 11: Expecting value; ignored",
+    )
+    assert ext.groups == ()

@@ -203,3 +203,19 @@ async def test_a_subagents_loop_fires_subagent_stop_and_no_prompt_hooks(tmp_path
     stopped = await child.stop(False, lambda e: None)
     assert stopped.resume == "summarize what you found"
     assert log.read_text().split() == ["PreToolUse", "SubagentStop"]
+
+
+def test_a_hooks_permission_decision_joins_the_permission_check():
+    from agent_cli.agent.hooks.api import PreToolOutcome, combine_permission
+    from agent_cli.tools.permissions import Decision
+
+    mode_asks = Decision("ask", "bash asks in ask mode")
+    rule_asks = Decision("ask", "the rule Bash(git push:*) asks", "Bash(git push:*)")
+    denied = Decision("deny", "denied by the rule Bash(rm:*)", "Bash(rm:*)")
+    allowed = Decision("allow")
+    allow, ask = PreToolOutcome(permission="allow"), PreToolOutcome(permission="ask", reason="audited")
+    assert combine_permission(mode_asks, allow).action == "allow"
+    assert combine_permission(rule_asks, allow) == rule_asks  # a rule's question stays
+    assert combine_permission(denied, allow) == denied  # deny wins, whoever says it
+    assert combine_permission(allowed, ask) == Decision("ask", "a PreToolUse hook asks: audited")
+    assert combine_permission(allowed, None) == allowed

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, AgentBackend, CommandSpec  # noqa: F401
 from agent_cli.agent.config import PERMISSION_MODES
-from agent_cli.agent.loop import compacted_event
+from agent_cli.agent.loop import Totals, compacted_event
 from agent_cli.agent.permission_commands import change_rule, permissions_data, permissions_text
 from agent_cli.agent.rewind import PromptPoint, RewindMode
 from agent_cli.agent.rewind import parse_args as parse_rewind
-from agent_cli.core.errors import AgentError
-from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished
-from agent_cli.core.types import ModelInfo
+from agent_cli.core.errors import AgentError, NothingToGain
+from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished, UsageUpdate
+from agent_cli.core.types import ModelInfo, Usage
 
 if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
@@ -38,6 +38,7 @@ class CommandHost(AgentBackend, Protocol):
     todo: list[dict[str, Any]]
     permissions: Permissions
     rule_warnings: list[str]
+    totals: Totals
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
@@ -59,6 +60,7 @@ async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinish
     name, _, arg = text[1:].strip().partition(" ")
     name, arg = name.lower(), arg.strip()
     handler = HANDLERS.get(name)
+    spent = session.totals.cost_usd
     try:
         if handler is None:
             known = ", ".join("/" + c.name for c in session.commands())
@@ -70,6 +72,9 @@ async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinish
     except AgentError as exc:
         result = CommandResult(name, f"/{name} failed: {exc}", is_error=True)
     emit(result)
+    totals = session.totals
+    if totals.cost_usd != spent:  # /compact and /summary pay for a summary: the status bar shows it
+        emit(UsageUpdate(Usage(), totals.usage, totals.cost_usd, totals.cache_hit_rate()))
     emit(ContextUpdate(session.status()))
     finished = TurnFinished("command", result.text, 0, result.is_error)
     emit(finished)
@@ -78,15 +83,29 @@ async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinish
 
 async def _help(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     lines = ["| command | what it does |", "|---|---|"]
-    lines += [f"| `/{c.name}{' ' + c.args if c.args else ''}` | {c.help} |" for c in session.commands()]
+    lines += [
+        f"| {_cell(f'`/{c.name} {c.args}'.rstrip() + '`')} | {_cell(c.help)} |" for c in session.commands()
+    ]
     lines.append("\nEsc or Ctrl+C interrupts a running turn; Ctrl+C twice on an empty prompt quits.")
     return CommandResult("help", "\n".join(lines))
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: a `|` would end the cell, a newline the row."""
+    return " ".join(text.split()).replace("|", "\\|")
 
 
 async def _compact(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     before = session.status().used
     await session.hooks.pre_compact("manual", arg, emit)
-    compaction = await session.engine.compact(arg)
+    try:
+        compaction = await session.engine.compact(arg)
+    except NothingToGain as exc:
+        text = (
+            f"Nothing to gain: the summary would not be smaller than the context it replaces "
+            f"({exc.before:,} → {exc.after:,} tokens), so the context is left as it is."
+        )
+        return CommandResult("compact", text, {"before": exc.before, "after": exc.before})
     if compaction is None:
         return CommandResult("compact", "Nothing to compact yet.", {"before": before, "after": before})
     session.log.compaction(compaction)
@@ -120,13 +139,16 @@ async def _summary(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     data = session.breakdown()
     status = session.status()
-    total = sum(data.values()) or 1
-    rows = ["| category | tokens | % |", "|---|---:|---:|"]
-    rows += [f"| {k.replace('_', ' ')} | {v:,} | {100 * v / total:.1f}% |" for k, v in data.items()]
-    head = f"Context: {status.used:,} / {status.budget:,} tokens ({100 * status.fraction:.0f}%)\n\n"
-    return CommandResult(
-        "context", head + "\n".join(rows), {**data, "used": status.used, "budget": status.budget}
-    )
+    outside = ("free", "reserved")  # the rest of the window, not in use
+    parts = {k: v for k, v in data.items() if k not in outside}
+    used = sum(parts.values())  # one number: the sum of its parts (the engine makes it status.used)
+    rows = ["| category | tokens | % in use |", "|---|---:|---:|"]
+    rows += [f"| {k.replace('_', ' ')} | {v:,} | {100 * v / (used or 1):.1f}% |" for k, v in parts.items()]
+    rows.append(f"| **in use** | **{used:,}** | |")
+    rows += [f"| {k} | {data[k]:,} | |" for k in outside if k in data]
+    fraction = used / status.budget if status.budget else 0.0
+    head = f"Context: {used:,} / {status.budget:,} tokens in use ({100 * fraction:.0f}% of the budget)\n\n"
+    return CommandResult("context", head + "\n".join(rows), {**data, "used": used, "budget": status.budget})
 
 
 async def _clear(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
@@ -165,7 +187,8 @@ async def _model(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not arg:
         rows = [
-            f"- `{s.id}` {s.started_at} — {s.turns} turns — {s.first_prompt[:60]}" for s in session.sessions()
+            f"- `{s.id}` {s.started_at} — {s.turns} turn{'s' * (s.turns != 1)} — {s.first_prompt[:60]}"
+            for s in session.sessions()
         ]
         return CommandResult(
             "resume",

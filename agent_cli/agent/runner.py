@@ -215,6 +215,7 @@ class AgentSession:
         self._restore_totals(events)  # what was spent stays spent, rewound or not
         events = effective_events(events)  # what a rewind removed is not in any view
         replay_into(events, self.engine)
+        self.engine.resume_usage(last_billed_input(events, self.model))  # the gauge starts true
         self._restore_state(events)
         self.loop = Loop(
             provider=self.provider,
@@ -642,6 +643,20 @@ def reminder(text: str) -> Block:
 
 def _is_clear(event: dict[str, Any]) -> bool:
     return event.get("type") == "compaction" and (event.get("compaction") or {}).get("tier") == "clear"
+
+
+def last_billed_input(events: list[dict[str, Any]], model: str) -> int:
+    """The input tokens the log's last request was billed, when nothing changed the view since it
+    but its answer (0 otherwise): a resumed session's gauge starts from that, not from an estimate."""
+    billed = 0
+    for event in events:
+        kind = event.get("type")
+        if kind == "assistant":
+            usage = Usage.from_json(event.get("usage")) if event.get("usage") else Usage()
+            billed = usage.total_input if (event.get("model") or model) == model else 0
+        elif kind in ("user", "tool_results", "compaction") or (kind == "config" and event.get("model")):
+            billed = 0
+    return billed
 
 
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:

@@ -39,7 +39,7 @@ from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
 from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
-from agent_cli.core.errors import ContextOverflowError
+from agent_cli.core.errors import ContextOverflowError, NothingToGain
 from agent_cli.core.events import ContextStatus
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
@@ -279,6 +279,15 @@ class ContextEngine:
         )
         return [warning] if warning else []
 
+    def resume_usage(self, billed: int) -> None:
+        """A resumed view whose last request (all but its final answer) was billed `billed` input
+        tokens: learn the factor from it and count from it, as `observe` would have."""
+        if billed <= 0 or not self._view or self._view[-1].role != "assistant":
+            return
+        length = len(self._view) - 1
+        self.counter.calibrate(self._raw_base + sum(self._raw[:length]), billed)
+        self._billed = (billed, length)
+
     def status(self) -> ContextStatus:
         budget, reserved = self._budget()
         halted = bool(getattr(self.policy, "halted_reason", ""))
@@ -305,7 +314,12 @@ class ContextEngine:
     async def compact(self, focus: str = "") -> Compaction | None:
         """/compact [focus]: the policy's manual compaction (T4, or T5's static summary as a fallback)."""
         compaction = await self._require_policy().manual(self.messages, self.tier_context(focus=focus))
-        return self._apply(compaction, store_originals=True) if compaction is not None else None
+        if compaction is None:
+            return None
+        before, after = self._used(), self._predicted_after(compaction)
+        if after >= before:  # a summary longer than what it replaces: keep the context as it is
+            raise NothingToGain(before, after)
+        return self._apply(compaction, store_originals=True)
 
     def emergency(self, error: ContextOverflowError) -> Compaction:
         """The API said the prompt is too long: T5 via the policy, applied."""
@@ -429,6 +443,14 @@ class ContextEngine:
         self._raw_total += count - self._raw[index]
         self._raw[index] = count
         self._view[index] = message
+
+    def _predicted_after(self, compaction: Compaction) -> int:
+        """The size the context would have with `compaction` applied, by our own count."""
+        delta = sum(
+            sum(self.counter.raw_message(m) for m in span.messages) - sum(self._raw[span.start : span.end])
+            for span in compaction.replacements
+        )
+        return self.counter.scale(self._raw_base + self._raw_total + delta)
 
     def _used(self) -> int:
         if self._billed is not None:

@@ -57,3 +57,11 @@ class ToolError(AgentError):
 
 class Interrupted(AgentError):
     """The person stopped the running turn."""
+
+
+class NothingToGain(AgentError):
+    """A manual compaction would not make the context smaller; it was not applied."""
+
+    def __init__(self, before: int, after: int) -> None:
+        super().__init__(f"compacting would not shrink the context ({before:,} → {after:,} tokens)")
+        self.before, self.after = before, after

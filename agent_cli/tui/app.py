@@ -64,6 +64,8 @@ class AgentApp(App[None]):
         Binding("ctrl+c", "ctrl_c", "interrupt / quit", show=False, priority=True),
         Binding("ctrl+l", "clear_screen", "clear screen", show=False),
         Binding("shift+tab", "cycle_mode", "permission mode", show=False, priority=True),
+        Binding("pageup", "scroll_transcript(-1)", "scroll up", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", "scroll down", show=False, priority=True),
     ]
     long_text_lines = 40  # command output longer than this opens in the text viewer
 
@@ -143,7 +145,7 @@ class AgentApp(App[None]):
             self.startup_error = "no model provider was configured"
             await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
         if self.backend is None and not self._loading and self._initial_prompt:
-            self.prompt.set_text(self._initial_prompt)
+            self.prompt.history.add(self._initial_prompt)
 
     # -- the backend -------------------------------------------------------------------------------
     async def _trusted(self, trusted: bool | None) -> None:
@@ -168,11 +170,9 @@ class AgentApp(App[None]):
             await self.transcript.add(
                 ErrorMessage(self.startup_error, hint, title="could not load the model")
             )
-            if self._pending:
-                self.prompt.set_text(self._pending[0])  # nothing typed is lost
-                self._pending.clear()
-            elif self._initial_prompt:
-                self.prompt.set_text(self._initial_prompt)
+            # nothing typed is lost: Up brings it back (a submit always leaves the prompt empty)
+            self.prompt.history.extend(p for p in [self._initial_prompt or "", *self._pending] if p)
+            self._pending.clear()
             return
         self._loading = False
         self.status_bar.loading = False
@@ -260,8 +260,8 @@ class AgentApp(App[None]):
                 self._pending.append(text)
                 await self.transcript.add(Notice("the model provider is loading; this runs when it is ready"))
                 return
-            self.prompt.set_text(text)  # nothing typed is lost
-            hint = "only /help and /quit work until a model is available"
+            self.prompt.history.add(text)  # nothing typed is lost: Up brings it back
+            hint = "only /help and /quit work until a model is available · Up brings your prompt back"
             await self.transcript.add(ErrorMessage(self.startup_error or "no model available", hint))
             return
         if self.turn_running:
@@ -361,6 +361,8 @@ class AgentApp(App[None]):
                 await self._show_text(event.name, event.text)
             else:
                 await self.transcript.add(CommandOutput(event.name, event.text, is_error=event.is_error))
+            if event.is_error:
+                self.renderer.error_shown()  # the TurnFinished that follows adds no second panel
         self._refresh_status()
 
     async def _show_text(self, name: str, text: str) -> None:
@@ -466,6 +468,15 @@ class AgentApp(App[None]):
         except Exception:
             if self._turn is not None:
                 self._turn.cancel()
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        """PageUp/PageDown scroll the transcript while typing goes on in the prompt."""
+        if len(self.screen_stack) > 1:
+            raise SkipAction()  # a viewer or picker on top scrolls itself
+        if direction < 0:
+            self.transcript.scroll_page_up(animate=False)
+        else:
+            self.transcript.scroll_page_down(animate=False)
 
     @on(events.Click)
     @on(Collapsible.Toggled)

@@ -23,6 +23,8 @@ from agent_cli.tui.widgets.tool_call import ToolCall
 from agent_cli.tui.widgets.transcript import Transcript
 from agent_cli.tui.widgets.user_message import UserMessage
 
+INTERRUPTED = "interrupted"
+
 
 class TurnRenderer:
     def __init__(self, transcript: Transcript) -> None:
@@ -31,6 +33,7 @@ class TurnRenderer:
         self._thinking: Thinking | None = None
         self._tools: dict[str, ToolCall] = {}
         self._errors_shown = 0
+        self._interrupt_shown = False
 
     def reset(self) -> None:
         """Forget the widgets of the turn in flight (the transcript was cleared)."""
@@ -40,6 +43,11 @@ class TurnRenderer:
 
     async def begin_turn(self) -> None:
         self._errors_shown = 0
+        self._interrupt_shown = False
+
+    def error_shown(self) -> None:
+        """An error panel for this turn is on screen already (a failed command's output, say)."""
+        self._errors_shown += 1
 
     async def handle(self, event: ev.Event) -> None:
         if isinstance(event, ev.TextDelta):
@@ -81,6 +89,7 @@ class TurnRenderer:
                 Notice(f"{event.reason} — retrying in {wait} (attempt {event.attempt})", "warning")
             )
         elif isinstance(event, ev.Notice):
+            self._interrupt_shown = self._interrupt_shown or event.text == INTERRUPTED
             await self.add(Notice(event.text, event.level))
         elif isinstance(event, ev.ErrorEvent):
             await self.finish_streams()
@@ -107,7 +116,9 @@ class TurnRenderer:
         if interrupted:
             for widget in self._tools.values():
                 widget.interrupt()
-            await self.add(Notice("interrupted", "warning"))
+            if not self._interrupt_shown:  # the loop says it itself when it saw the interrupt
+                await self.add(Notice(INTERRUPTED, "warning"))
+                self._interrupt_shown = True
         elif event.stop_reason == "max_turns":
             pass  # the loop's own notice says where it stopped and how to go on
         elif event.is_error and event.result and not self._errors_shown:

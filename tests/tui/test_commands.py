@@ -100,9 +100,14 @@ async def test_context_screen_shows_the_breakdown() -> None:
         rows = {str(key.value): table.get_row(key) for key in table.rows}
         for category, tokens in BREAKDOWN.items():
             assert str(rows[category][2]) == f"{tokens:,}"
-        assert str(rows["free"][2]) == "130,800" and str(rows["reserved"][2]) == "20,000"
-        total = sum(BREAKDOWN.values())
-        assert str(rows["free"][3]) == f"{130_800 * 100 / total:.1f}%"
+        assert str(rows["free"][2]) == "128,800" and str(rows["reserved"][2]) == "20,000"
+        # one size for the context: the in-use row is the sum of its parts, and the headline says it
+        in_use = sum(v for k, v in BREAKDOWN.items() if k not in ("free", "reserved"))
+        assert str(rows["in_use"][2]) == f"{in_use:,}" == "51,200"
+        assert str(rows["messages"][3]) == f"{18_900 * 100 / in_use:.1f}%"
+        assert "total" not in rows
+        headline = str(app.screen.query_one("#context-headline").render())
+        assert "51.2k / 200k tokens in use (26% of the budget)" in headline
         await pilot.press("escape")
         assert not isinstance(app.screen, ContextScreen)
 

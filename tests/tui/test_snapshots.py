@@ -97,7 +97,7 @@ def test_main_screen_mid_task(snap_compare) -> None:
 
 
 def test_context_screen(snap_compare) -> None:
-    backend = FakeBackend(status=ContextStatus(used=49_200, budget=180_000, window=200_000))
+    backend = FakeBackend(status=ContextStatus(used=51_200, budget=180_000, window=200_000))
 
     async def run_before(pilot: Pilot) -> None:
         await submit(pilot, "/context")

@@ -33,8 +33,12 @@ async def test_no_key_message_is_shown_and_help_and_quit_still_work() -> None:
         await type_text(pilot, "fix the bug")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.prompt.text == "fix the bug"  # kept, not lost
+        assert app.prompt.text == ""  # a submit leaves the prompt empty, even after an error
         assert len(app.query(ErrorMessage)) == 2
+        assert "Up brings your prompt back" in app.query(ErrorMessage).last().hint
+        await pilot.press("up")
+        assert app.prompt.text == "fix the bug"  # kept, not lost
+        app.prompt.set_text("")
 
         app.prompt.set_text("/help")
         await pilot.pause()
@@ -88,7 +92,9 @@ async def test_a_loader_failure_is_shown_with_its_hint() -> None:
         error = app.query_one(ErrorMessage)
         assert error.message == "unknown provider 'foo'"
         assert error.hint == "use --provider anthropic or openai"
-        assert app.prompt.text == "do it"
+        assert app.prompt.text == ""
+        await pilot.press("up")
+        assert app.prompt.text == "do it"  # the prompt that never ran is one Up away
         assert app.is_running
 
 

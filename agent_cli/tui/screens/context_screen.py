@@ -27,6 +27,7 @@ CATEGORIES: tuple[tuple[str, str, str, str], ...] = (
     ("reserved", "reserved for output", "#8a8a8a", "▒"),
 )
 _KNOWN = {key for key, *_ in CATEGORIES}
+OUTSIDE = ("free", "reserved")  # the rest of the window: not part of what is in use
 BAR_WIDTH = 72
 
 
@@ -70,6 +71,8 @@ class ContextScreen(ModalScreen[None]):
         self.status = status
         self.model = model
         self.rows = ordered_breakdown(self.breakdown)
+        # one number for what is in use: the sum of its parts (the headline and the table agree)
+        self.in_use = sum(max(0, r[4]) for r in self.rows if r[0] not in OUTSIDE)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="context-panel") as panel:
@@ -85,23 +88,17 @@ class ContextScreen(ModalScreen[None]):
         table.add_column("", key="swatch")
         table.add_column("category", key="category")
         table.add_column(Text("tokens", justify="right"), key="tokens")
-        table.add_column(Text("%", justify="right"), key="percent")
-        total = sum(max(0, r[4]) for r in self.rows) or 1
+        table.add_column(Text("% in use", justify="right"), key="percent")
+        whole = self.in_use or 1
         for key, label, colour, char, tokens in self.rows:
-            table.add_row(
-                Text(char * 2, style=colour),
-                label,
-                Text(f"{tokens:,}", justify="right"),
-                Text(f"{tokens * 100 / total:.1f}%", justify="right"),
-                key=key,
-            )
-        table.add_row(
-            "",
-            Text("total", style="bold"),
-            Text(f"{total:,}", justify="right", style="bold"),
-            "",
-            key="total",
-        )
+            if key in OUTSIDE:
+                continue
+            share = Text(f"{tokens * 100 / whole:.1f}%", justify="right")
+            table.add_row(Text(char * 2, style=colour), label, _count(tokens), share, key=key)
+        table.add_row("", Text("in use", style="bold"), _count(self.in_use, "bold"), "", key="in_use")
+        for key, label, colour, char, tokens in self.rows:
+            if key in OUTSIDE:
+                table.add_row(Text(char * 2, style=colour), label, _count(tokens), "", key=key)
         table.focus()
 
     def _headline(self) -> Text:
@@ -109,8 +106,9 @@ class ContextScreen(ModalScreen[None]):
         text = Text()
         if self.model:
             text.append(f"{self.model}  ", style="bold")
-        text.append(f"{format_tokens(s.used)} / {format_tokens(s.budget)} tokens in use ")
-        text.append(f"({format_percent(s.fraction)} of the budget)", style="dim")
+        text.append(f"{format_tokens(self.in_use)} / {format_tokens(s.budget)} tokens in use ")
+        fraction = self.in_use / s.budget if s.budget else 0.0
+        text.append(f"({format_percent(fraction)} of the budget)", style="dim")
         text.append(
             f"\nwindow {format_tokens(s.window)} · reserved for output {format_tokens(s.reserved)} · "
         )
@@ -139,3 +137,7 @@ class ContextScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _count(tokens: int, style: str = "") -> Text:
+    return Text(f"{tokens:,}", justify="right", style=style)

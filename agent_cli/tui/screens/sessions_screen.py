@@ -22,7 +22,7 @@ def session_label(info: SessionInfo) -> Text:
         prompt = prompt[:59] + "…"
     text = Text()
     text.append(f"{when}  ", style="dim")
-    text.append(f"{info.turns:>3} turns  ", style="dim")
+    text.append(f"{info.turns:>3} turn{'s' * (info.turns != 1):<1}  ", style="dim")
     text.append(prompt or "(no prompt)")
     text.append(f"  {info.id}", style="dim italic")
     return text

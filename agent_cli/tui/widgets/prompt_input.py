@@ -124,6 +124,7 @@ class PromptInput(Vertical):
         self._specs: list[CommandSpec] = []
         self._choices: dict[str, tuple[str, ...]] = {}
         self._quiet_text: str | None = None  # a history entry being shown: no completion list for it
+        self._completed_for = ""  # the text `completions` were computed for
         self._completion_list = CompletionList(id="completions", markup=False)
         self.text_area = PromptTextArea(
             self,
@@ -181,6 +182,7 @@ class PromptInput(Vertical):
         self._refresh_completions()
 
     def _refresh_completions(self) -> None:
+        self._completed_for = self.text
         self.completions = complete(self.text, self._specs, self._choices) if self._specs else []
         options = self._completion_list
         options.clear_options()
@@ -217,6 +219,8 @@ class PromptInput(Vertical):
         return True
 
     def _highlighted(self) -> Completion | None:
+        if self._completed_for != self.text and self.text != self._quiet_text:
+            self._refresh_completions()  # typed faster than the list followed: never accept a stale one
         if not self.completions:
             return None
         index = self._completion_list.highlighted or 0

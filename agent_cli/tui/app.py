@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from textual import events, on, work
 from textual.actions import SkipAction
@@ -49,6 +50,7 @@ from agent_cli.tui.widgets.prompt_input import PromptInput
 from agent_cli.tui.widgets.status_bar import StatusBar
 from agent_cli.tui.widgets.transcript import Transcript
 from agent_cli.tui.widgets.user_message import UserMessage
+from agent_cli.tui.widgets.welcome import WelcomeHeader, WelcomeInfo, welcome_info
 
 BackendLoader = Callable[[], Awaitable[AgentBackend]]
 QUIT_HINT = "press Ctrl+C again to quit"
@@ -129,6 +131,7 @@ class AgentApp(App[None]):
         self.renderer = TurnRenderer(self.transcript)
         self.prompt.set_commands(merged_commands(None), argument_choices([]))
         self.prompt.focus_input()
+        await self.transcript.add(WelcomeHeader(WelcomeInfo(workspace=str(Path.cwd()))))
         if self.startup_error:
             await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
         if self.backend is not None:
@@ -183,10 +186,10 @@ class AgentApp(App[None]):
         self._refresh_commands()
         self._refresh_status()
         self._refresh_cost()
-        await self._paint_conversation()
-        for warning in getattr(
-            backend, "warnings", ()
-        ):  # e.g. a malformed agent definition, settings or command file
+        resumed = await self._paint_conversation()
+        self._welcome(resumed)
+        # e.g. a malformed agent definition, settings or command file
+        for warning in getattr(backend, "warnings", ()):
             await self.transcript.add(Notice(warning, "warning"))
         if self._initial_prompt:
             self._pending.insert(0, self._initial_prompt)
@@ -222,13 +225,21 @@ class AgentApp(App[None]):
         self.status_bar.set_context(status)
         self.query_one(ContextWarning).set_status(status)
 
-    async def _paint_conversation(self) -> None:
+    async def _paint_conversation(self) -> bool:
+        """Paint the session's conversation so far; True when there was one (a resumed session)."""
         reader = self.reader
         assert reader is not None and self.renderer is not None
         messages = reader.conversation()
         if messages:
             await self.renderer.paint_conversation(messages)
             self.prompt.history.extend(t for m in messages if m.role == "user" and (t := user_text(m)))
+        return bool(messages)
+
+    def _welcome(self, resumed: bool) -> None:
+        """Fill the welcome header in with what the backend knows."""
+        if (reader := self.reader) is not None and (headers := self.query(WelcomeHeader)):
+            workspace = getattr(self.backend, "workspace", "") or Path.cwd()
+            headers.first().set_info(welcome_info(reader, str(workspace), resumed))
 
     # -- prompts and commands ----------------------------------------------------------------------
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:

@@ -121,6 +121,7 @@ class FakeBackend:
     ) -> None:
         self.scripts = dict(scripts or {})
         self.session_id = "s-current"
+        self.workspace = "/home/dev/parser"  # fixed, so snapshots do not depend on where tests run
         self.model = model
         self.permission_mode = permission_mode
         self.mode_before_plan = "ask"

@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Markdown
 from tui_helpers import FakeClock, type_text, wait_until
 
+from agent_cli.agent.api import SessionInfo
 from agent_cli.core.events import (
     ContextStatus,
     ContextUpdate,
@@ -176,6 +177,16 @@ def test_compaction_notice_expanded(snap_compare) -> None:
         notice = app.query_one(CompactionNotice)
         await pilot.click("CompactionNotice CollapsibleTitle")
         await wait_until(pilot, lambda: not notice.collapsed)
+        await settle(pilot)
+
+    assert snap_compare(quiet(create_app(backend=backend)), terminal_size=SIZE, run_before=run_before)
+
+
+def test_welcome_screen(snap_compare) -> None:
+    sessions = [SessionInfo("s-earlier", "2026-11-20T10:00:00", "fix the parser", 4, "")]
+    backend = FakeBackend(sessions=sessions)
+
+    async def run_before(pilot: Pilot) -> None:
         await settle(pilot)
 
     assert snap_compare(quiet(create_app(backend=backend)), terminal_size=SIZE, run_before=run_before)

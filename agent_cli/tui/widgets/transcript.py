@@ -16,6 +16,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+HEAD = "transcript-head"  # a class for widgets that stay above the conversation (the welcome header)
+
 
 class EarlierEntries(Static, can_focus=True):
     DEFAULT_CSS = """
@@ -64,7 +66,8 @@ class Transcript(VerticalScroll):
 
     @property
     def entries(self) -> list[Widget]:
-        return [w for w in self.children if not isinstance(w, EarlierEntries)]
+        """The conversation's widgets (not the marker, not a head such as the welcome header)."""
+        return [w for w in self.children if not isinstance(w, EarlierEntries) and not w.has_class(HEAD)]
 
     @property
     def hidden_count(self) -> int:
@@ -111,7 +114,10 @@ class Transcript(VerticalScroll):
     async def _show_marker(self, *, before_first: bool) -> None:
         if self._earlier is None:
             self._earlier = EarlierEntries()
-            if before_first and self.children:
+            heads = [w for w in self.children if w.has_class(HEAD)]
+            if heads:  # below the head, above the conversation
+                await self.mount(self._earlier, after=heads[-1])
+            elif before_first and self.children:
                 await self.mount(self._earlier, before=0)
             else:
                 await self.mount(self._earlier)

@@ -96,6 +96,7 @@ class AgentApp(App[None]):
         self._loading = False
         self._turn: Worker[None] | None = None
         self._pending: list[str] = []
+        self._shown: dict[str, str] = {}  # a prompt with a pasted chip -> the text with the chip
         self._interrupting = False
         self.renderer: TurnRenderer | None = None
 
@@ -244,6 +245,8 @@ class AgentApp(App[None]):
     # -- prompts and commands ----------------------------------------------------------------------
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         message.stop()
+        if message.display != message.text:  # a pasted chip: the transcript shows the chip
+            self._shown[message.text] = message.display
         await self.handle_input(message.text)
 
     async def handle_input(self, text: str) -> None:
@@ -279,7 +282,7 @@ class AgentApp(App[None]):
             self._pending.append(text)
             await self.transcript.add(Notice("queued: runs after the current turn (Esc interrupts it)"))
             return
-        await self.transcript.add(UserMessage(text))
+        await self.transcript.add(UserMessage(self._shown.pop(text, text)))
         self._turn = self._run_turn(text)
 
     async def _after_turn(self) -> None:

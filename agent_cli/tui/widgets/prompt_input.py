@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 from agent_cli.agent.api import CommandSpec
 from agent_cli.tui.completion import Completion, complete
 from agent_cli.tui.history import PromptHistory
+from agent_cli.tui.paste import PasteStore, wants_chip
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "newline", "alt+enter"})
 PLACEHOLDER = "Ask anything · / for commands · Shift+Enter or Ctrl+J for a new line"
@@ -50,6 +51,16 @@ class PromptTextArea(TextArea):
     def __init__(self, owner: PromptInput, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._owner = owner
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        if self.read_only or not wants_chip(event.text):
+            return  # Textual calls TextArea's own handler next (it walks the class hierarchy)
+        event.stop()
+        event.prevent_default()
+        chip = self._owner.pastes.add(event.text)  # megabytes never enter the TextArea
+        if result := self._replace_via_keyboard(chip, *self.selection):
+            self.move_cursor(result.end_location)
+            self.focus()
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -111,15 +122,18 @@ class PromptInput(Vertical):
         """The text changed (typing): a question that pops up now must not take the next keys."""
 
     class Submitted(Message):
-        """The person pressed Enter on a non-empty prompt."""
+        """The person pressed Enter on a non-empty prompt: `text` is what to send (pastes in full),
+        `display` what the prompt showed (pastes as chips)."""
 
-        def __init__(self, text: str) -> None:
+        def __init__(self, text: str, display: str | None = None) -> None:
             super().__init__()
             self.text = text
+            self.display = display if display is not None else text
 
     def __init__(self, *, history: Iterable[str] = (), id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = PromptHistory(history)
+        self.pastes = PasteStore()
         self.completions: list[Completion] = []
         self._specs: list[CommandSpec] = []
         self._choices: dict[str, tuple[str, ...]] = {}
@@ -259,7 +273,7 @@ class PromptInput(Vertical):
         text = self.text
         if not text.strip():
             return
-        self.history.add(text)
+        self.history.add(text)  # with its chips: recalled with Up, it still expands
         self.text_area.clear()
         self.hide_completions()
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(self.pastes.expand(text), text))

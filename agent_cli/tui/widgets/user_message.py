@@ -5,6 +5,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from agent_cli.tui.paste import format_size, line_count
+
+SHOWN_CHARS = 4_000
+
 
 class UserMessage(Static):
     DEFAULT_CSS = """
@@ -24,4 +28,14 @@ class UserMessage(Static):
     def __init__(self, text: str, *, id: str | None = None) -> None:
         self.text = text
         classes = "-command" if text.startswith("/") else None
-        super().__init__(Text(text), id=id, classes=classes)
+        super().__init__(Text(shown_text(text)), id=id, classes=classes)
+
+
+def shown_text(text: str) -> str:
+    """A prompt as the transcript shows it: a huge one (a paste, painted from a resumed log) is cut,
+    with its full size said, so painting it stays quick."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    rest = text[SHOWN_CHARS:]
+    more = f"{format_size(len(rest.encode('utf-8', 'surrogatepass')))}, {line_count(rest):,} more lines"
+    return f"{text[:SHOWN_CHARS]}… [{more}]"

@@ -1,0 +1,68 @@
+"""Big pastes become a chip in the prompt: `[Pasted text: 10.2 MB, 120,000 lines]`.
+
+Putting megabytes into the TextArea takes tens of seconds (every line is measured and wrapped) and
+leaves a prompt nobody can read. The prompt shows the chip; `expand` swaps each chip still in the
+text for what was pasted, so the full text is what gets sent. Chips stay expandable for the whole
+session, so a prompt recalled from history (Up) still carries its paste.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CHIP_CHARS = 1_000  # a paste longer than this, or with more lines than CHIP_LINES, is a chip
+CHIP_LINES = 10
+
+
+def line_count(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def format_size(size: int) -> str:
+    """`812 B`, `4.1 kB`, `10.2 MB` (decimal units, as file managers show them)."""
+    if size < 1_000:
+        return f"{size} B"
+    if size < 1_000_000:
+        return f"{size / 1_000:.1f} kB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def chip_label(text: str, number: int = 1) -> str:
+    lines = line_count(text)
+    tag = "Pasted text" if number == 1 else f"Pasted text #{number}"
+    size = format_size(len(text.encode("utf-8", "surrogatepass")))
+    return f"[{tag}: {size}, {lines:,} line{'s' * (lines != 1)}]"
+
+
+def wants_chip(text: str) -> bool:
+    return len(text) > CHIP_CHARS or text.count("\n") >= CHIP_LINES
+
+
+@dataclass
+class PasteStore:
+    """The session's collapsed pastes, by chip label."""
+
+    _texts: dict[str, str] = field(default_factory=dict)
+
+    def add(self, text: str) -> str:
+        """Keep `text`; the chip that stands for it in the prompt."""
+        for label, kept in self._texts.items():
+            if kept == text:  # the same paste again: the same chip, stored once
+                return label
+        label = chip_label(text, len(self._texts) + 1)
+        self._texts[label] = text
+        return label
+
+    def expand(self, text: str) -> str:
+        """`text` with every chip in it replaced by its paste (a chip edited away is simply gone)."""
+        present = [label for label in self._texts if label in text]
+        if not present:
+            return text
+        pattern = re.compile("|".join(re.escape(label) for label in present))
+        return pattern.sub(lambda m: self._texts[m.group(0)], text)  # one pass: pastes are not rescanned
+
+    def __len__(self) -> int:
+        return len(self._texts)

@@ -1,7 +1,9 @@
-"""TUI responsiveness: keystroke-to-screen latency while a long answer streams, and the time to
-paint a 1,000-message session. Prints a table; asserts nothing.
+"""TUI responsiveness: keystroke-to-screen latency while a long answer streams, the time to paint a
+1,000-message session, and frame times while 200 tokens/s stream into a 2,000-message session.
+Prints a table; asserts nothing.
 
-    /tmp/venv/bin/python bench/tui_streaming.py [--deltas 3000] [--keys 60] [--messages 1000]
+    .venv/bin/python bench/tui_streaming.py [--deltas 3000] [--keys 60] [--messages 1000]
+        [--frame-messages 2000] [--rate 200] [--seconds 8]
 
 A keystroke is posted to the app the way the terminal driver posts it; it counts as shown when the
 prompt holds the character and the screen has refreshed after that.
@@ -166,6 +168,73 @@ async def paint_session(count: int) -> tuple[float, float, int]:
     return startup, repaint, everything, widgets
 
 
+class RateBackend(StreamingBackend):
+    """Streams at `rate` deltas a second by the clock (catching up in bursts when the loop lags)."""
+
+    def __init__(self, rate: float, seconds: float, conversation: list[Message]) -> None:
+        super().__init__(int(rate * seconds), 1 / rate, conversation)
+        self.rate = rate
+
+    async def submit(self, text: str) -> AsyncIterator[Event]:
+        self._stop = asyncio.Event()
+        words = PARAGRAPH.split(" ")
+        start = time.perf_counter()
+        while self.streamed < self.deltas and not self._stop.is_set():
+            due = min(self.deltas, int((time.perf_counter() - start) * self.rate) + 1)
+            while self.streamed < due:
+                yield TextDelta(text=words[self.streamed % len(words)] + " ")
+                self.streamed += 1
+            await asyncio.sleep(self.interval)
+        yield TurnFinished(stop_reason="end_turn")
+
+
+async def frame_times(
+    messages: int, rate: float, seconds: float
+) -> tuple[list[float], list[float], list[float], float]:
+    """While `rate` deltas/s stream into a session of `messages` messages: the time Textual spends
+    on each screen update (layout + compositor render; wall clock, and CPU time of the thread, which
+    other processes on a loaded machine do not inflate), and how late a 5 ms heartbeat wakes up
+    (anything that blocks the event loop: Markdown parsing, mounting, our own handlers)."""
+    backend = RateBackend(rate, seconds, big_conversation(messages))
+    app = create_app(backend=backend)
+    frames: list[float] = []
+    cpu: list[float] = []
+    lags: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        original = screen._on_timer_update
+
+        def timed_update() -> None:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            original()
+            frames.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.thread_time() - c0) * 1000)
+
+        screen._on_timer_update = timed_update  # type: ignore[method-assign]
+        screen._update_timer._callback = timed_update  # the timer holds the bound method
+        running = True
+
+        async def heartbeat() -> None:
+            while running:
+                t0 = time.perf_counter()
+                await asyncio.sleep(0.005)
+                lags.append(max(0.0, (time.perf_counter() - t0) * 1000 - 5))
+
+        beat = asyncio.create_task(heartbeat())
+        start = time.perf_counter()
+        await app.handle_input("stream a long answer")
+        await app.workers.wait_for_complete()
+        elapsed = time.perf_counter() - start
+        running = False
+        await beat
+    return frames, cpu, lags, backend.streamed / elapsed
+
+
+def _triple(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} / {p95(values):.1f} / {max(values):.1f} ms"
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -177,7 +246,12 @@ async def main() -> None:
     parser.add_argument("--interval", type=float, default=0.002, help="seconds between deltas")
     parser.add_argument("--keys", type=int, default=60)
     parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--frame-messages", type=int, default=2000, help="session size for frame times")
+    parser.add_argument("--rate", type=float, default=200, help="deltas (tokens) per second")
+    parser.add_argument("--seconds", type=float, default=8)
     args = parser.parse_args()
+
+    frames, cpu, lags, achieved = await frame_times(args.frame_messages, args.rate, args.seconds)
 
     idle, _, _ = await keystroke_latency(0, args.keys, args.interval)
     latencies, streamed, elapsed = await keystroke_latency(args.deltas, args.keys, args.interval)
@@ -193,6 +267,14 @@ async def main() -> None:
         (f"start-up with a {args.messages}-message session", f"{startup:.0f} ms ({widgets} entries)"),
         (f"paint a {args.messages}-message session (last page)", f"{repaint:.0f} ms"),
         ("then show one earlier page", f"{everything:.0f} ms"),
+        (
+            f"frame time streaming {achieved:.0f} tokens/s into {args.frame_messages:,} messages, "
+            "median / p95 / max",
+            _triple(frames),
+        ),
+        ("the same frames in CPU time, median / p95 / max", _triple(cpu)),
+        ("frames measured", str(len(frames))),
+        ("event-loop lag meanwhile, median / p95 / max", _triple(lags)),
     ]
     width = max(len(name) for name, _ in rows)
     print(f"{'metric':<{width}}  value")

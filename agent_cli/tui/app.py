@@ -196,9 +196,9 @@ class AgentApp(App[None]):
         # e.g. a malformed agent definition, settings or command file
         for warning in getattr(backend, "warnings", ()):
             await self.transcript.add(Notice(warning, "warning"))
-        if self._initial_prompt:
-            self._pending.insert(0, self._initial_prompt)
-            self._initial_prompt = None
+        initial, self._initial_prompt = self._initial_prompt, None
+        if initial:  # as if typed: `agent --resume` passes "/resume", which opens the picker
+            await self.handle_input(initial)
         await self._run_next_pending()
 
     @property
@@ -404,7 +404,8 @@ class AgentApp(App[None]):
             if session_id:
                 self.call_later(self.run_prompt, f"/resume {session_id}")
 
-        self.push_screen(SessionsScreen(reader.sessions(), reader.session_id), callback=picked)
+        others = [s for s in reader.sessions() if s.id != reader.session_id]  # not the one open now
+        self.push_screen(SessionsScreen(others, reader.session_id), callback=picked)
 
     def _pick_rewind(self, prompts: list) -> None:
         def picked(choice: str | None) -> None:

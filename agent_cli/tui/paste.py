@@ -38,7 +38,12 @@ def chip_label(text: str, number: int = 1) -> str:
 
 
 def wants_chip(text: str) -> bool:
-    return len(text) > CHIP_CHARS or text.count("\n") >= CHIP_LINES
+    return len(text) > CHIP_CHARS or normalize_newlines(text).count("\n") >= CHIP_LINES
+
+
+def normalize_newlines(text: str) -> str:
+    """Terminals paste line breaks as CR (tmux, xterm): a pasted line break is a newline."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @dataclass
@@ -49,6 +54,7 @@ class PasteStore:
 
     def add(self, text: str) -> str:
         """Keep `text`; the chip that stands for it in the prompt."""
+        text = normalize_newlines(text)
         for label, kept in self._texts.items():
             if kept == text:  # the same paste again: the same chip, stored once
                 return label

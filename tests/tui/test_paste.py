@@ -13,7 +13,7 @@ from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.tui.app import create_app
 from agent_cli.tui.paste import PasteStore, chip_label, format_size
-from agent_cli.tui.widgets.user_message import UserMessage
+from agent_cli.tui.widgets.user_message import UserMessage, shown_text
 
 LINE = "0123456789 abcdefghij 0123456789 abcdefghij 0123456789 abcdefghij 0123456789 abcdefg\n"  # 85 B
 BIG = LINE * 120_000  # 10.2 MB, 120,000 lines
@@ -24,6 +24,9 @@ def test_the_chip_says_size_and_lines() -> None:
     assert chip_label(BIG) == "[Pasted text: 10.2 MB, 120,000 lines]"
     assert chip_label("a\nb", 2) == "[Pasted text #2: 3 B, 2 lines]"
     assert format_size(4_096) == "4.1 kB"
+    store = PasteStore()  # a terminal pastes line breaks as CR
+    assert store.add(BIG.replace("\n", "\r")) == "[Pasted text: 10.2 MB, 120,000 lines]"
+    assert store.expand("[Pasted text: 10.2 MB, 120,000 lines]") == BIG
 
 
 def test_chips_expand_in_one_pass_and_the_same_paste_is_kept_once() -> None:
@@ -81,3 +84,10 @@ async def test_a_pasted_prompt_is_stored_once_and_offloaded_from_the_view(worksp
     assert len({p.stat().st_ino for p in kept}) == 1  # recall refs to it share one file
     sent = json.dumps(provider.requests[0].messages)
     assert marker in sent and len(sent) < 50_000  # the request carries a preview and a recall ref
+
+
+def test_a_huge_prompt_from_a_log_is_shown_cut_with_its_size() -> None:
+    shown = shown_text("question\n" + LINE * 2_000)
+    assert shown.startswith("question\n0123456789") and len(shown) < 5_000
+    assert shown.endswith(" more, 1,954 lines]"), shown[-60:]
+    assert shown_text("short") == "short"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from agent_cli.tui.paste import format_size, line_count
+from agent_cli.tui.paste import format_size, line_count, normalize_newlines
 
 SHOWN_CHARS = 4_000
 
@@ -37,5 +37,7 @@ def shown_text(text: str) -> str:
     if len(text) <= SHOWN_CHARS:
         return text
     rest = text[SHOWN_CHARS:]
-    more = f"{format_size(len(rest.encode('utf-8', 'surrogatepass')))}, {line_count(rest):,} more lines"
+    lines = line_count(normalize_newlines(rest))
+    size = format_size(len(rest.encode("utf-8", "surrogatepass")))
+    more = f"{size} more, {lines:,} line{'s' * (lines != 1)}"
     return f"{text[:SHOWN_CHARS]}… [{more}]"

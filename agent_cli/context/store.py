@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from pathlib import Path
@@ -17,7 +16,6 @@ from agent_cli.core.persisted import is_valid_ref, safe_ref, validate_ref  # noq
 
 _ENCODING = "utf-8"
 _ERRORS = "surrogatepass"  # lone surrogates (odd tool output) survive the round trip
-SHARE_CHARS = 20_000  # texts this long are stored once however many refs name them
 
 
 class OffloadStore(Protocol):
@@ -86,24 +84,13 @@ class DirStore:
 
     def __init__(self, session_dir: Path | str) -> None:
         self.directory = Path(session_dir) / "tool-results"
-        self._large: dict[bytes, Path] = {}  # digest of a large text -> the file that holds it
 
     def path(self, ref: str) -> Path:
         return self.directory / f"{validate_ref(ref)}.txt"
 
     def put(self, ref: str, text: str) -> Path | None:
         target = self.path(ref)
-        if len(text) < SHARE_CHARS:
-            atomic_write(target, text, errors=_ERRORS)
-            return target
-        # A big paste is kept both for the ledger (user-N) and by T0 (paste-N): the same bytes are
-        # stored once, the second ref a hard link to the first (files are only ever replaced whole).
-        digest = hashlib.blake2b(text.encode(_ENCODING, _ERRORS), digest_size=16).digest()
-        first = self._large.get(digest)
-        if first is not None and first != target and self._link(first, target):
-            return target
         atomic_write(target, text, errors=_ERRORS)
-        self._large[digest] = target
         return target
 
     def open_output(self, ref: str) -> OutputWriter:
@@ -130,18 +117,6 @@ class DirStore:
             tmp.unlink(missing_ok=True)
 
         return OutputWriter(stream, finish, discard)
-
-    @staticmethod
-    def _link(source: Path, target: Path) -> bool:
-        staging = target.with_name(f".{target.name}.link")
-        try:
-            staging.unlink(missing_ok=True)
-            os.link(source, staging)
-            os.replace(staging, target)
-            return True
-        except OSError:  # no hard links here (or the first file is gone): write a copy
-            staging.unlink(missing_ok=True)
-            return False
 
     def get(self, ref: str) -> str | None:
         if not is_valid_ref(ref):

@@ -220,7 +220,7 @@ async def test_slash_commands_run_at_the_loop_level(workspace):
     assert "Cost so far" in next(e for e in events if e.kind == "command").text
 
 
-def _wordy(task: list[dict]) -> list[dict]:
+def wordy(task: list[dict]) -> list[dict]:
     """The same task with long explanations: enough for a compaction to make the context smaller
     (a /compact that would not shrink it is refused)."""
     return [{**step, "text": step.get("text", "") + " Thinking it through." * 300} for step in task[:-1]] + [
@@ -230,7 +230,7 @@ def _wordy(task: list[dict]) -> list[dict]:
 
 async def test_compact_with_a_focus_calls_the_summarizer_and_summary_writes_the_note(workspace):
     session = make_session(
-        workspace, _wordy(FIX_TASK), summaries=["## Goal\nFix add().\n## Current state\nDone."]
+        workspace, wordy(FIX_TASK), summaries=["## Goal\nFix add().\n## Current state\nDone."]
     )
     await run(session, "fix add()")
     events = await run(session, "/compact keep the edit")
@@ -259,7 +259,7 @@ async def test_after_a_compaction_the_todo_list_and_recent_files_are_reattached(
             ]
         },
     }
-    session = make_session(workspace, _wordy([{"tool_calls": [todo]}, *FIX_TASK]))
+    session = make_session(workspace, wordy([{"tool_calls": [todo]}, *FIX_TASK]))
     await run(session, "fix add() and plan a test")
     await run(session, "/compact")
     pinned = [b.text for m in session.engine.messages for b in m.blocks if b.meta.tag == "reattach"]

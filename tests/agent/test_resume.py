@@ -10,7 +10,7 @@ from agent_cli.context.invariants import check
 from agent_cli.core.types import Message
 
 from .helpers import make_session, run
-from .test_loop import FIX_TASK
+from .test_loop import FIX_TASK, wordy
 
 SLEEPY = [{"text": "Building.", "tool_calls": [{"name": "bash", "input": {"command": "make build"}}]}]
 
@@ -74,7 +74,8 @@ async def test_a_log_that_ends_after_the_prompt_resumes_and_answers(workspace):
 
 
 async def test_a_log_with_a_compaction_resumes_to_the_same_view_ledger_and_request(workspace):
-    live = make_session(workspace, FIX_TASK + [{"text": "Tests pass."}], summaries=["## Goal\nFix add()."])
+    task = wordy(FIX_TASK) + [{"text": "Tests pass."}]  # long enough that /compact makes it smaller
+    live = make_session(workspace, task, summaries=["## Goal\nFix add()."])
     await run(live, "fix add()")
     events = await run(live, "/compact keep the edit")
     assert [e.tier for e in events if e.kind == "compaction"] == ["T4"]

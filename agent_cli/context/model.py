@@ -38,6 +38,7 @@ class ContextConfig:
     micro_keep_recent: int = 3
     micro_keep_chars: int = 120
     micro_collapse: bool = True  # old cleared pairs become digest lines (tiers/collapse.py)
+    micro_coarse_calls: int = 40  # digest lines older than this many calls: one line per message (0: off)
     # the working set (context/working_set.py): files still worked on keep their reads and edits,
     # up to this fraction of the budget; T1, T3 and digest leave them alone (0 turns it off)
     working_set_fraction: float = 0.07

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
+from agent_cli.context.tiers.coarsen import calls_in, coarsen
 from agent_cli.context.tiers.collapse import collapse
 from agent_cli.context.tiers.common import (
     CLEARED_PREFIX,
@@ -71,10 +72,7 @@ def clearable_keys(tool_input: dict, limit: int, in_working_set: bool) -> list[s
 def expected_requests(view: Sequence[Message]) -> int:
     """How many more requests a saving will ride on: as many as the view shows were made (Lindy).
     A folded run counts its digest lines, one per call it stands for."""
-    made = 0
-    for message in view:
-        if message.role == "assistant":
-            made += 1 + sum(b.text.count("\n") + 1 for b in message.blocks if b.meta.tag == "tool-digest")
+    made = sum(1 + calls_in(m, uses=False) for m in view if m.role == "assistant")
     return max(MIN_EXPECTED_REQUESTS, made)
 
 
@@ -218,6 +216,10 @@ class MicroCompact:
             cleared = folded.view
             originals.update(folded.originals)
             refs += [r for r in folded.refs if r not in refs]
+            coarse = coarsen(cleared, coarse_calls=ctx.config.micro_coarse_calls, working_files=ws.files)
+            cleared = coarse.view
+            originals.update(coarse.originals)
+            refs += [r for r in coarse.refs if r not in refs]
         span = _changed_span(view, cleared)
         if span is None:
             return None

@@ -1,0 +1,132 @@
+"""The third step of T1: old digest lines become one summary line per assistant message.
+
+Collapse (tiers/collapse.py) leaves one line per folded call, `- <tool> <target> → ok (…, ref R)`;
+a long session piles up hundreds of them, each ~40 tokens read again by every later request. Once a
+message's calls are older than `coarse_calls` tool calls and none of them names a file of the
+working set, its digest lines are replaced by ONE line:
+
+    - 14 earlier calls (Read x6, Edit x5, Bash x3) on a.py, b.py, README.md +2 more; list: recall ref R
+
+R holds the replaced lines byte-identical (each still names its own output's ref), so nothing is
+lost: one recall gives the list, a second the output. The assistant's own text stays verbatim, and
+the most recent calls keep their lines (the model sees what it just did and how it went).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
+
+from agent_cli.context.tiers.common import make_ref
+from agent_cli.core.types import Block, Message
+
+DIGEST_TAG = "tool-digest"
+COARSE_TAG = "tool-digest-coarse"
+MAX_FILES = 4
+
+
+@dataclass
+class Coarsened:
+    view: list[Message]
+    originals: dict[str, str] = field(default_factory=dict)
+    refs: list[str] = field(default_factory=list)
+
+
+def calls_in(message: Message, uses: bool = True) -> int:
+    """Tool calls an assistant message stands for: its digest lines, the calls its summary lines
+    count, and (with `uses`) its tool_use blocks."""
+    if message.role != "assistant":
+        return 0
+    lines = sum(b.text.count("\n") + 1 for b in message.blocks if b.meta.tag == DIGEST_TAG)
+    coarse = sum(_coarse_count(b.text) for b in message.blocks if b.meta.tag == COARSE_TAG)
+    return (len(message.tool_uses()) if uses else 0) + lines + coarse
+
+
+def _coarse_count(text: str) -> int:
+    head = text[2:].split(" ", 1)[0]
+    return int(head) if head.isdigit() else 1
+
+
+def coarse_from(view: Sequence[Message], coarse_calls: int) -> int:
+    """Index of the first message whose digest lines stay: the one holding the coarse_calls-th most
+    recent call (0 when there are fewer calls: nothing is old enough)."""
+    seen = 0
+    for index in range(len(view) - 1, -1, -1):
+        seen += calls_in(view[index])
+        if seen >= coarse_calls:
+            return index
+    return 0
+
+
+def _parse(line: str) -> tuple[str, str]:
+    """(tool, target) of a digest line `- <tool> <target> → …`."""
+    what = line[2:].split(" → ", 1)[0].strip()
+    tool, _, target = what.partition(" ")
+    return tool, target
+
+
+def _file_label(target: str) -> str:
+    first = target.split(" lines ", 1)[0].split()[0] if target.split() else ""
+    if "/" not in first and "." not in first:
+        return ""
+    return PurePosixPath(first.rstrip(".")).name
+
+
+def summary_line(lines: Sequence[str], ref: str) -> str:
+    tools = Counter(_parse(line)[0] for line in lines)
+    files: list[str] = []
+    for line in lines:
+        label = _file_label(_parse(line)[1])
+        if label and label not in files:
+            files.append(label)
+    kinds = ", ".join(f"{tool} x{n}" for tool, n in tools.most_common())
+    on = ""
+    if files:
+        on = " on " + ", ".join(files[:MAX_FILES])
+        if len(files) > MAX_FILES:
+            on += f" +{len(files) - MAX_FILES} more"
+    return f"- {len(lines)} earlier calls ({kinds}){on}; list: recall ref {ref}"
+
+
+def _names_working_file(lines: Sequence[str], working_files: Sequence[str]) -> bool:
+    names = [PurePosixPath(p).name for p in working_files if p]
+    return any(name and name in line for line in lines for name in names)
+
+
+def coarsen(
+    view: Sequence[Message],
+    *,
+    coarse_calls: int,
+    working_files: Sequence[str] = (),
+) -> Coarsened:
+    """Replace the digest lines of messages older than `coarse_calls` calls by one summary line each
+    (only where that saves: at least two lines; never when a line names a working file)."""
+    out = Coarsened(list(view))
+    if coarse_calls <= 0:
+        return out
+    limit = coarse_from(view, coarse_calls)
+    for index in range(min(limit, len(view))):
+        message = view[index]
+        if message.role != "assistant":
+            continue
+        digests = [b for b in message.blocks if b.meta.tag == DIGEST_TAG]
+        lines = [line for b in digests for line in b.text.split("\n")]
+        if len(lines) < 2 or _names_working_file(lines, working_files):
+            continue
+        original = "\n".join(b.text for b in digests)
+        ref = make_ref("calls", original)
+        coarse = replace(
+            digests[0], text=summary_line(lines, ref), meta=replace(digests[0].meta, tag=COARSE_TAG)
+        )
+        blocks: list[Block] = []
+        for block in message.blocks:
+            if block.meta.tag != DIGEST_TAG:
+                blocks.append(block)
+            elif block is digests[0]:
+                blocks.append(coarse)
+        out.view[index] = replace(message, blocks=tuple(blocks))
+        out.originals[ref] = original
+        out.refs.append(ref)
+    return out

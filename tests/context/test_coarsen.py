@@ -39,7 +39,9 @@ async def test_old_digest_lines_become_one_recallable_line_per_message_and_recen
     assert "- read_file src/file0.py → ok (output cleared, ref " in compaction.originals[ref]
     assert short_ref("t0") in compaction.originals[ref]
     assert compaction.originals[short_ref("t0")] == view[2].blocks[0].text
-    # the recent calls keep their own lines, the assistant's and the person's words stay verbatim
+    # the narration between those old calls goes with them, recallable under the same ref
+    assert "Reading file0.py." not in all_text(new) and "Reading file0.py." in compaction.originals[ref]
+    # the recent calls keep their own lines; a message's last words and the person's words stay
     assert any("src/file45.py" in line for line in lines_of(new, "tool-digest"))
     assert "src/file5.py" not in all_text(new)
     assert "Done with task 0." in all_text(new) and "Task 0: look at the next files." in all_text(new)
@@ -57,3 +59,14 @@ async def test_coarsening_is_off_at_zero_and_leaves_a_working_file_s_lines_alone
     kept = coarsen(new, coarse_calls=25, working_files=("/repo/src/file5.py",))
     assert "src/file5.py" in all_text(kept.view)  # its message keeps its lines
     assert lines_of(kept.view, COARSE_TAG)  # the others are summarized
+
+
+async def test_a_cold_cache_summarizes_everything_past_the_working_set_horizon():
+    view = turns(3, 10)  # 30 calls: none older than 40
+    config = ContextConfig(working_set_fraction=0, micro_coarse_calls=40, working_set_calls=12)
+    warm = make_ctx(view, config=config)
+    _, new = await applied(MicroCompact(), view, warm, "masking")
+    assert not lines_of(new, COARSE_TAG)
+    cold = make_ctx(view, last_request_at=0.0, config=config)
+    _, new = await applied(MicroCompact(), view, cold, "cache_cold")
+    assert lines_of(new, COARSE_TAG)[0].startswith("- 10 earlier calls (read_file x10)")

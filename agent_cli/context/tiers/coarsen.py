@@ -7,9 +7,13 @@ working set, its digest lines are replaced by ONE line:
 
     - 14 earlier calls (Read x6, Edit x5, Bash x3) on a.py, b.py, README.md +2 more; list: recall ref R
 
-R holds the replaced lines byte-identical (each still names its own output's ref), so nothing is
-lost: one recall gives the list, a second the output. The assistant's own text stays verbatim, and
-the most recent calls keep their lines (the model sees what it just did and how it went).
+The assistant's narration between those calls ("Now let me read X") goes with them: R holds the
+replaced lines and that narration byte-identical, in their order (each line still names its own
+output's ref), so nothing is lost: one recall gives the list, a second the output. The message's
+own last words (the answer that closed the run) stay verbatim, the person's words are never
+touched, and the most recent calls keep their lines (the model sees what it just did and how it
+went). On a cold cache (T1 "cache_cold") the rewrite is free, so everything older than the working
+set's horizon (`working_set_calls`) is summarized.
 """
 
 from __future__ import annotations
@@ -95,6 +99,11 @@ def _names_working_file(lines: Sequence[str], working_files: Sequence[str]) -> b
     return any(name and name in line for line in lines for name in names)
 
 
+def _folds(block: Block) -> bool:
+    """Digest lines and the narration between old calls fold; a summary line already made stays."""
+    return block.type == "text" and bool(block.text) and block.meta.tag != COARSE_TAG
+
+
 def coarsen(
     view: Sequence[Message],
     *,
@@ -115,17 +124,15 @@ def coarsen(
         lines = [line for b in digests for line in b.text.split("\n")]
         if len(lines) < 2 or _names_working_file(lines, working_files):
             continue
-        original = "\n".join(b.text for b in digests)
+        last = max(k for k, b in enumerate(message.blocks) if b.meta.tag == DIGEST_TAG)
+        # the lines and the narration between the old calls; the message's own last words stay
+        original = "\n".join(b.text for b in message.blocks[: last + 1] if _folds(b))
         ref = make_ref("calls", original)
         coarse = replace(
             digests[0], text=summary_line(lines, ref), meta=replace(digests[0].meta, tag=COARSE_TAG)
         )
-        blocks: list[Block] = []
-        for block in message.blocks:
-            if block.meta.tag != DIGEST_TAG:
-                blocks.append(block)
-            elif block is digests[0]:
-                blocks.append(coarse)
+        blocks: list[Block] = [b for b in message.blocks[:last] if not _folds(b)]
+        blocks += [coarse, *message.blocks[last + 1 :]]
         out.view[index] = replace(message, blocks=tuple(blocks))
         out.originals[ref] = original
         out.refs.append(ref)

@@ -216,7 +216,12 @@ class MicroCompact:
             cleared = folded.view
             originals.update(folded.originals)
             refs += [r for r in folded.refs if r not in refs]
-            coarse = coarsen(cleared, coarse_calls=ctx.config.micro_coarse_calls, working_files=ws.files)
+            calls = ctx.config.micro_coarse_calls
+            if (
+                trigger == "cache_cold" and calls > 0
+            ):  # the cache is rewritten anyway: fold all but the recent
+                calls = min(calls, ctx.config.working_set_calls)
+            coarse = coarsen(cleared, coarse_calls=calls, working_files=ws.files)
             cleared = coarse.view
             originals.update(coarse.originals)
             refs += [r for r in coarse.refs if r not in refs]

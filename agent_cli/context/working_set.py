@@ -36,6 +36,7 @@ EDIT_TOOLS = frozenset({"edit_file", "Edit", "MultiEdit"})
 WRITE_TOOLS = frozenset({"write_file", "Write"})
 TODO_TOOLS = frozenset({"todo_write", "todo", "TodoWrite"})
 BASH_TOOLS = frozenset({"bash", "Bash"})
+SUPERSEDED_KEYS = frozenset({"old_string"})  # an applied edit's old text is no longer in the file
 UNCHANGED_PREFIX = "unchanged since "  # read_file's answer to a re-read still in view (tools/read.py)
 WHOLE = 10**9  # a read without a limit covers the file (as far as the tool shows it)
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|\[exit )(-?\d+)", re.IGNORECASE)
@@ -185,8 +186,10 @@ def working_set(
 def _tokens(block: Block, counter: TokenCount) -> int:
     if block.type == "tool_result":
         return counter.text(block.text)
-    if block.type == "tool_use":
-        return sum(counter.text(v) for v in block.input.values() if isinstance(v, str))
+    if block.type == "tool_use":  # an edit's old text is not kept (T1 clears it): not counted
+        return sum(
+            counter.text(v) for k, v in block.input.items() if isinstance(v, str) and k not in SUPERSEDED_KEYS
+        )
     return 0
 
 

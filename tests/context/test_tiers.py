@@ -258,7 +258,8 @@ async def test_t1_clears_large_inputs_of_old_calls_and_keeps_them_recallable():
 
 async def test_t1_folds_old_cleared_pairs_into_digest_lines_and_keeps_recent_calls_whole():
     view = work_session(16)
-    ctx = make_ctx(view, last_request_at=0.0)
+    no_coarse = ContextConfig(working_set_fraction=0, micro_coarse_calls=0)  # tiers/coarsen.py: own tests
+    ctx = make_ctx(view, last_request_at=0.0, config=no_coarse)
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     digests = [b for m in new for b in m.blocks if b.meta.tag == "tool-digest"]
     assert digests and "- read_file src/file0.py → ok (output cleared, ref " in digests[0].text

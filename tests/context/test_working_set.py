@@ -108,7 +108,12 @@ async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
     for n in range(16):
         view += call(f"r{n}", "read_file", path=f"mod{n}.py")
     view += [asst("Surveyed."), person("next")]
-    ctx = make_ctx(view, budget=100_000, last_request_at=0.0, config=ContextConfig(working_set_fraction=0))
+    ctx = make_ctx(
+        view,
+        budget=100_000,
+        last_request_at=0.0,
+        config=ContextConfig(working_set_fraction=0, micro_coarse_calls=0),
+    )
     after = apply_compaction(view, await MicroCompact().propose(view, ctx, "cache_cold"))
     digests = "\n".join(b.text for m in after for b in m.blocks if b.meta.tag == "tool-digest")
     assert "- read_file mod0.py lines 1-60 → ok (output cleared, ref r" in digests
@@ -122,3 +127,15 @@ def test_an_unchanged_since_answer_does_not_make_the_read_it_points_to_stale():
     ]
     ws = working_set(view, Counter(), 100_000, recent_calls=4)
     assert {"a2", "a3"} <= ws.keep and "a2" not in ws.stale
+
+
+def test_an_edit_s_old_text_does_not_count_against_the_budget_since_t1_clears_it():
+    def edited(old: str) -> list:
+        view = [person("fix a.py")] + call("a1", "read_file", path="a.py")
+        return view + call("e1", "edit_file", path="a.py", old_string=old, new_string="x = 3")
+
+    counter = Counter()
+    kept = working_set(edited("y" * 40), counter, 10**6, recent_calls=4)
+    picture = sum(counter.text(b.text) for m in edited("") for b in m.tool_results())
+    budget = picture + 40  # room for the read, its result texts and the new text, not for 4k of old text
+    assert working_set(edited("y" * 4_000), counter, budget, recent_calls=4).keep == kept.keep == {"a1", "e1"}

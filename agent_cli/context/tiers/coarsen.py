@@ -53,17 +53,6 @@ def _coarse_count(text: str) -> int:
     return int(head) if head.isdigit() else 1
 
 
-def coarse_from(view: Sequence[Message], coarse_calls: int) -> int:
-    """Index of the first message whose digest lines stay: the one holding the coarse_calls-th most
-    recent call (0 when there are fewer calls: nothing is old enough)."""
-    seen = 0
-    for index in range(len(view) - 1, -1, -1):
-        seen += calls_in(view[index])
-        if seen >= coarse_calls:
-            return index
-    return 0
-
-
 def _parse(line: str) -> tuple[str, str]:
     """(tool, target) of a digest line `- <tool> <target> → …`."""
     what = line[2:].split(" → ", 1)[0].strip()
@@ -94,9 +83,19 @@ def summary_line(lines: Sequence[str], ref: str) -> str:
     return f"- {len(lines)} earlier calls ({kinds}){on}; list: recall ref {ref}"
 
 
-def _names_working_file(lines: Sequence[str], working_files: Sequence[str]) -> bool:
+def _names_working_file(line: str, working_files: Sequence[str]) -> bool:
     names = [PurePosixPath(p).name for p in working_files if p]
-    return any(name and name in line for line in lines for name in names)
+    return any(name and name in line for name in names)
+
+
+def _block_calls(block: Block) -> int:
+    if block.type == "tool_use":
+        return 1
+    if block.meta.tag == DIGEST_TAG:
+        return block.text.count("\n") + 1
+    if block.meta.tag == COARSE_TAG:
+        return _coarse_count(block.text)
+    return 0
 
 
 def _folds(block: Block) -> bool:
@@ -110,29 +109,39 @@ def coarsen(
     coarse_calls: int,
     working_files: Sequence[str] = (),
 ) -> Coarsened:
-    """Replace the digest lines of messages older than `coarse_calls` calls by one summary line each
-    (only where that saves: at least two lines; never when a line names a working file)."""
+    """In each assistant message, the digest lines of calls followed by at least `coarse_calls` later
+    calls, and the narration between them, become one summary line (where that saves: at least two
+    lines). A line naming a file of the working set stays as it is."""
     out = Coarsened(list(view))
     if coarse_calls <= 0:
         return out
-    limit = coarse_from(view, coarse_calls)
-    for index in range(min(limit, len(view))):
-        message = view[index]
+    after = sum(calls_in(m) for m in view)  # calls after the current position
+    for index, message in enumerate(view):
         if message.role != "assistant":
             continue
-        digests = [b for b in message.blocks if b.meta.tag == DIGEST_TAG]
-        lines = [line for b in digests for line in b.text.split("\n")]
-        if len(lines) < 2 or _names_working_file(lines, working_files):
+        last = -1
+        for k, block in enumerate(message.blocks):
+            after -= _block_calls(block)
+            if block.meta.tag == DIGEST_TAG and after >= coarse_calls:
+                last = k
+        if last < 0:
             continue
-        last = max(k for k, b in enumerate(message.blocks) if b.meta.tag == DIGEST_TAG)
-        # the lines and the narration between the old calls; the message's own last words stay
-        original = "\n".join(b.text for b in message.blocks[: last + 1] if _folds(b))
+        head = message.blocks[: last + 1]
+        lines = [line for b in head if b.meta.tag == DIGEST_TAG for line in b.text.split("\n")]
+        kept = [line for line in lines if _names_working_file(line, working_files)]
+        folded = [line for line in lines if line not in kept]
+        if len(folded) < 2:
+            continue
+        original = "\n".join(b.text for b in head if _folds(b))
         ref = make_ref("calls", original)
-        coarse = replace(
-            digests[0], text=summary_line(lines, ref), meta=replace(digests[0].meta, tag=COARSE_TAG)
+        first = next(b for b in head if b.meta.tag == DIGEST_TAG)
+        blocks: list[Block] = [b for b in head if not _folds(b)]
+        blocks.append(
+            replace(first, text=summary_line(folded, ref), meta=replace(first.meta, tag=COARSE_TAG))
         )
-        blocks: list[Block] = [b for b in message.blocks[:last] if not _folds(b)]
-        blocks += [coarse, *message.blocks[last + 1 :]]
+        if kept:
+            blocks.append(replace(first, text="\n".join(kept)))
+        blocks += message.blocks[last + 1 :]
         out.view[index] = replace(message, blocks=tuple(blocks))
         out.originals[ref] = original
         out.refs.append(ref)

@@ -36,7 +36,7 @@ from agent_cli.context.tiers.common import (
     tool_target,
     tool_uses_by_id,
 )
-from agent_cli.context.working_set import READ_TOOLS, WorkingSet, for_context
+from agent_cli.context.working_set import READ_TOOLS, SUPERSEDED_KEYS, WorkingSet, for_context
 from agent_cli.core.types import Message
 
 MIN_EXPECTED_REQUESTS = 5
@@ -52,9 +52,6 @@ def placeholder(tool: str, target: str, chars: int, ref: str, lines: tuple[int, 
     if lines is not None:
         what += f" lines {lines[0]}-{lines[1]}"
     return f"{CLEARED_PREFIX}{what}, {chars} chars; recall ref {ref}]"
-
-
-SUPERSEDED_KEYS = frozenset({"old_string"})  # an applied edit's old text is no longer in the file
 
 
 def clearable_keys(tool_input: dict, limit: int, in_working_set: bool) -> list[str]:

@@ -71,3 +71,14 @@ async def test_a_cold_cache_summarizes_everything_past_the_working_set_horizon()
     cold = make_ctx(view, last_request_at=0.0, config=config)
     _, new = await applied(MicroCompact(), view, cold, "cache_cold")
     assert lines_of(new, COARSE_TAG)[0].startswith("- 10 earlier calls (read_file x10)")
+
+
+def test_a_long_path_keeps_its_file_name_in_labels_and_summaries():
+    from agent_cli.context.tiers.coarsen import summary_line
+    from agent_cli.context.tiers.common import tool_target
+
+    path = "/home/someone/projects/a-long-worktree-name/lib/app_web/controllers/hooks_controller.ex"
+    assert tool_target({"file_path": path}).endswith("/controllers/hooks_controller.ex")
+    assert tool_target({"command": "x" * 100}).startswith("xxx")  # a command keeps its head
+    lines = [f"- Edit {tool_target({'file_path': path})} → ok (output cleared, ref r1)"] * 2
+    assert "on hooks_controller.ex;" in summary_line(lines, "calls-1")

@@ -34,6 +34,7 @@ REGION_PREFIX = "[region summary"
 POINTER_PREFIX = "[summarized in the region summary"
 COMPACTED_PREFIXES = (CLEARED_PREFIX, REGION_PREFIX, POINTER_PREFIX)
 TARGET_KEYS = ("path", "file_path", "command", "pattern", "url", "query", "ref")
+PATH_KEYS = frozenset({"path", "file_path"})
 
 
 # -- refs and secrets --------------------------------------------------------------------------------
@@ -123,7 +124,9 @@ def tool_target(tool_input: dict) -> str:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
             line = " ".join(value.split())
-            return line if len(line) <= 80 else line[:77] + "..."
+            if len(line) <= 80:
+                return line
+            return "..." + line[-77:] if key in PATH_KEYS else line[:77] + "..."  # a path: keep its file name
     return ""
 
 

@@ -1,9 +1,10 @@
 """The third step of T1: old digest lines become one summary line per assistant message.
 
 Collapse (tiers/collapse.py) leaves one line per folded call, `- <tool> <target> → ok (…, ref R)`;
-a long session piles up hundreds of them, each ~40 tokens read again by every later request. Once a
-message's calls are older than `coarse_calls` tool calls and none of them names a file of the
-working set, its digest lines are replaced by ONE line:
+a long session piles up hundreds of them, each ~40 tokens read again by every later request. A
+long autonomous run folds into ONE assistant message, so the horizon is per block, not per message:
+in each message, the digest lines of calls followed by at least `coarse_calls` later calls are
+replaced by ONE line (lines naming a file of the working set stay as they are):
 
     - 14 earlier calls (Read x6, Edit x5, Bash x3) on a.py, b.py, README.md +2 more; list: recall ref R
 

@@ -21,11 +21,11 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent_cli.core.events import PermissionDecision, PermissionRequest
 from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.screens.armed_modal import ArmedModal
 
 VERBS = {"bash": "bash", "edit_file": "edit", "write_file": "write", "read_file": "read"}
 ANSWER_KEYS: dict[str, PermissionDecision] = {
@@ -45,8 +45,11 @@ ARMED_HINT = "Enter allow once · a always · d or Esc deny · ↑↓ scroll"
 TYPING_HINT = "keys go to your message while you type · pause to answer · Esc denies"
 
 
-class PermissionScreen(ModalScreen[PermissionDecision]):
+class PermissionScreen(ArmedModal[PermissionDecision]):
     CSS_PATH = "permission_screen.tcss"
+    HINT_ID = "permission-hint"
+    ARMED_HINT = ARMED_HINT
+    TYPING_HINT = TYPING_HINT
 
     class TypedThrough(Message):
         """A key that belonged to typing in progress: the app puts it in the prompt."""
@@ -68,7 +71,7 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         cwd: str = "",
         guard: KeyGuard | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(guard)
         self.tool = tool
         self.target = target
         self.reason = reason
@@ -76,8 +79,6 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         self.detail = detail
         self.detail_kind = detail_kind
         self.cwd = cwd
-        self.guard = guard or KeyGuard()
-        self.armed_shown = False
 
     @property
     def title_text(self) -> str:
@@ -116,21 +117,6 @@ class PermissionScreen(ModalScreen[PermissionDecision]):
         if self.detail_kind == "command" or self.tool == "bash":
             return Syntax(text, "bash", theme="ansi_dark", word_wrap=True, background_color="default")
         return Text(text)
-
-    def on_mount(self) -> None:
-        self.guard.shown()
-        self._refresh_armed()
-        self.set_interval(0.05, self._refresh_armed)
-
-    def _refresh_armed(self) -> None:
-        armed = self.guard.armed
-        if armed == self.armed_shown:
-            return
-        self.armed_shown = armed
-        self.set_class(armed, "-armed")
-        self.query_one("#permission-hint", Static).update(ARMED_HINT if armed else TYPING_HINT)
-        for button in self.query(Button):
-            button.disabled = not armed
 
     def on_key(self, event: events.Key) -> None:
         event.stop()

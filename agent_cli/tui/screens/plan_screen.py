@@ -10,10 +10,10 @@ from __future__ import annotations
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Markdown, Static
 
 from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.screens.armed_modal import ArmedModal
 from agent_cli.tui.screens.permission_screen import PermissionScreen
 
 ARMED_HINT = "Enter or y approve · n or Esc keep planning · ↑↓ scroll"
@@ -26,15 +26,16 @@ SCROLL_KEYS = {
 }
 
 
-class PlanScreen(ModalScreen[bool]):
+class PlanScreen(ArmedModal[bool]):
     CSS_PATH = "permission_screen.tcss"
+    HINT_ID = "permission-hint"
+    ARMED_HINT = ARMED_HINT
+    TYPING_HINT = TYPING_HINT
 
     def __init__(self, plan: str, back_to: str, guard: KeyGuard | None = None) -> None:
-        super().__init__()
+        super().__init__(guard)
         self.plan = plan
         self.back_to = back_to
-        self.guard = guard or KeyGuard()
-        self.armed_shown = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="permission-dialog") as dialog:
@@ -51,21 +52,6 @@ class PlanScreen(ModalScreen[bool]):
                     button.can_focus = False
                     yield button
             yield Static(TYPING_HINT, id="permission-hint")
-
-    def on_mount(self) -> None:
-        self.guard.shown()
-        self._refresh_armed()
-        self.set_interval(0.05, self._refresh_armed)
-
-    def _refresh_armed(self) -> None:
-        armed = self.guard.armed
-        if armed == self.armed_shown:
-            return
-        self.armed_shown = armed
-        self.set_class(armed, "-armed")
-        self.query_one("#permission-hint", Static).update(ARMED_HINT if armed else TYPING_HINT)
-        for button in self.query(Button):
-            button.disabled = not armed
 
     def on_key(self, event: events.Key) -> None:
         event.stop()

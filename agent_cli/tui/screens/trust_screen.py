@@ -17,10 +17,10 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.screens.armed_modal import ArmedModal
 from agent_cli.tui.screens.permission_screen import PermissionScreen
 
 ANSWER_KEYS = {"t": True, "n": False, "enter": False}
@@ -35,14 +35,15 @@ class TrustQuestion:
     answer: Callable[[bool], str]  # records the answer; returns a line to show ('' for nothing)
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(ArmedModal[bool]):
     CSS_PATH = "trust_screen.tcss"
+    HINT_ID = "trust-hint"
+    ARMED_HINT = ARMED_HINT
+    TYPING_HINT = TYPING_HINT
 
     def __init__(self, question: TrustQuestion, guard: KeyGuard | None = None) -> None:
-        super().__init__()
+        super().__init__(guard)
         self.question = question
-        self.guard = guard or KeyGuard()
-        self.armed_shown = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="trust-dialog") as dialog:
@@ -71,21 +72,6 @@ class TrustScreen(ModalScreen[bool]):
             return str(path.relative_to(self.question.workspace))
         except ValueError:
             return str(path)
-
-    def on_mount(self) -> None:
-        self.guard.shown()
-        self._refresh_armed()
-        self.set_interval(0.05, self._refresh_armed)
-
-    def _refresh_armed(self) -> None:
-        armed = self.guard.armed
-        if armed == self.armed_shown:
-            return
-        self.armed_shown = armed
-        self.set_class(armed, "-armed")
-        self.query_one("#trust-hint", Static).update(ARMED_HINT if armed else TYPING_HINT)
-        for button in self.query(Button):
-            button.disabled = not armed
 
     def on_key(self, event: events.Key) -> None:
         event.stop()

@@ -22,6 +22,7 @@ NO_KEY = (
     "To try agent without a key, run `agent --demo` (a scripted model, offline)."
 )
 PICK = "@pick"
+STOP_GRACE_SECONDS = 5.0  # after SIGTERM/SIGHUP, how long the TUI may take to close the terminal
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -511,9 +512,20 @@ def _tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool
     if _has_key(config):
         _check_openable(config, workspace, start)
 
+    def stopped(signum: int) -> None:
+        app.exit(return_code=exit_code(signum))
+        # Textual's driver can deadlock closing a terminal that hung up (its writer queue waits
+        # forever; seen after tmux kill-session). The log is fsynced per event and the session lock
+        # dies with the process, so if the app has not ended within a few seconds, leave anyway.
+        import threading
+
+        watchdog = threading.Timer(STOP_GRACE_SECONDS, os._exit, args=(exit_code(signum),))
+        watchdog.daemon = True
+        watchdog.start()
+
     def on_session(session: "AgentSession") -> None:
         # SIGTERM/SIGHUP: end the running tool, log the interruption, then leave with 143/129
-        SignalStop(session, lambda signum: app.exit(return_code=exit_code(signum))).install()
+        SignalStop(session, stopped).install()
 
     app = tui_app(config, workspace, start, demo, pick, on_session=on_session)
     app.run()

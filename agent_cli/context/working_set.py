@@ -2,11 +2,13 @@
 
 Computed from the view alone, by code (no model), so a replayed view gets the same answer:
 
-- each file has a *picture*: its reads since it was last written whole (a later read covering the same
-  lines supersedes an earlier one), then the written content, then the edits since (their old and new
-  text). An edit patches the picture; it does not make the read stale — the next edit of the same file
-  needs the rest of it. What the picture no longer holds is *stale*: superseded reads, text written
-  over, edits before the last whole write.
+- each file has a *picture*: its reads since it was last written or read whole (a later read covering
+  the same lines supersedes an earlier one), then the written content, then the edits since (their old
+  and new text). An edit patches the picture; it does not make the read stale — the next edit of the
+  same file needs the rest of it. A read of the whole file shows it as it is now, so everything before
+  it in the picture (the written content, the edits, partial reads) is superseded. What the picture no
+  longer holds is *stale*: superseded reads, text written over, edits before the last whole write or
+  whole read.
 - the working files: files named in the todo list or in the last failing command's output (a bash
   result with a non-zero exit) first, then the files touched (read, edited, written) within the last
   `working_set_calls` tool calls, most recent first. Their pictures are kept in that order while they
@@ -108,6 +110,10 @@ def _files(view: Sequence[Message]) -> dict[str, _File]:
                 entry.picture.append(use.id)  # "unchanged since": the earlier read still holds the text
             else:
                 first, last = _range(use)
+                if (first, last) == (1, WHOLE):  # the whole file as it is now: all before is superseded
+                    entry.stale += entry.picture
+                    entry.picture, entry.reads = [use.id], [(use.id, first, last)]
+                    continue
                 covered = [r for r in entry.reads if first <= r[1] and r[2] <= last]
                 for old in covered:
                     entry.reads.remove(old)

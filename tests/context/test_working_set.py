@@ -139,3 +139,18 @@ def test_an_edit_s_old_text_does_not_count_against_the_budget_since_t1_clears_it
     picture = sum(counter.text(b.text) for m in edited("") for b in m.tool_results())
     budget = picture + 40  # room for the read, its result texts and the new text, not for 4k of old text
     assert working_set(edited("y" * 4_000), counter, budget, recent_calls=4).keep == kept.keep == {"a1", "e1"}
+
+
+def test_a_whole_read_after_a_write_and_edits_supersedes_them_but_a_partial_read_does_not():
+    view = [person("write c.py")]
+    view += call("w1", "write_file", path="c.py", content="def f():\n    return 1\n" * 30)
+    view += call("e1", "edit_file", path="c.py", old_string="return 1", new_string="return 2" * 20)
+    view += call("p1", "read_file", path="c.py", offset=5, limit=10)  # a part: the edit may lie elsewhere
+    ws = working_set(view, Counter(), 100_000, recent_calls=10)
+    assert {"w1", "e1", "p1"} <= ws.keep and not ({"w1", "e1"} & ws.stale)
+    view += call("r1", "read_file", path="c.py")  # the whole file as it is now
+    ws = working_set(view, Counter(), 100_000, recent_calls=10)
+    assert "r1" in ws.keep and {"w1", "e1", "p1"} <= ws.stale and not ({"w1", "e1", "p1"} & ws.keep)
+    view += call("e2", "edit_file", path="c.py", old_string="def f", new_string="def g" * 30)
+    ws = working_set(view, Counter(), 100_000, recent_calls=10)
+    assert {"r1", "e2"} <= ws.keep  # an edit after the read patches it: both stay

@@ -34,6 +34,7 @@ from agent_cli.tui.commands import command_name, local_help, merged_commands
 from agent_cli.tui.completion import argument_choices
 from agent_cli.tui.double_press import DoublePress
 from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.paste_parser import paste_driver_class
 from agent_cli.tui.screens.context_screen import ContextScreen
 from agent_cli.tui.screens.permission_screen import PermissionScreen, ask_permission
 from agent_cli.tui.screens.plan_screen import PlanScreen
@@ -83,7 +84,7 @@ class AgentApp(App[None]):
         quit_window: float = 2.0,
         trust_question: TrustQuestion | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(driver_class=paste_driver_class())  # big pastes parsed at once
         self.backend = backend
         self._loader = backend_loader
         self._trust_question = trust_question

@@ -31,7 +31,9 @@ from textual.driver import Driver
 from textual.message import Message
 
 PASTE_STALL_SECONDS = 1.0
-RESCUE_KEYS = frozenset({"\x1b", "\x03"})  # Esc, Ctrl+C: arriving alone, they end a stalled paste
+# Esc and Ctrl+C, plain and as the kitty keyboard protocol (which Textual turns on) sends them:
+# arriving alone, they end a stalled paste
+RESCUE_KEYS = frozenset({"\x1b", "\x03", "\x1b[27u", "\x1b[99;5u"})
 
 
 def carried(text: str, marker: str) -> int:

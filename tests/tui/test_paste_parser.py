@@ -148,6 +148,12 @@ def test_ctrl_c_alone_ends_a_stalled_paste_and_a_paste_cut_by_end_of_input_is_ke
     assert pastes(parser.tick()) == ["text"]
     assert [m.key for m in parser.feed("\x03") if isinstance(m, events.Key)] == ["ctrl+c"]
     parser = FastPasteParser(clock=clock)
+    list(parser.feed(f"{START}text"))
+    clock.now = 10.0
+    assert pastes(parser.tick()) == ["text"]
+    kitty_escape = "\x1b[27u"  # Esc with the kitty keyboard protocol on
+    assert [m.key for m in parser.feed(kitty_escape) if isinstance(m, events.Key)] == ["escape"]
+    parser = FastPasteParser(clock=clock)
     assert pastes(parser.feed(f"{START}cut short\x1b[20")) == []
     assert pastes(parser.feed("")) == ["cut short\x1b[20"]
 

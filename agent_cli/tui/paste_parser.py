@@ -22,7 +22,7 @@ pressed on their own while such a paste is stalled, end it and act as usual.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 from textual import constants, events
 from textual._time import get_time
@@ -66,13 +66,7 @@ class FastPasteParser(XTermParser):
     def pasting(self) -> bool:
         return self._pasting
 
-    def feed(self, data: str) -> Iterable[Message]:
-        return self._feed(data)
-
-    def tick(self) -> Iterable[Message]:
-        return self._tick()
-
-    def _feed(self, data: str) -> Iterator[Message]:
+    def feed(self, data: str) -> Iterator[Message]:
         if not data:  # end of input: what was pasted still goes out
             if self._pasting:
                 yield from self._end_paste()
@@ -131,7 +125,7 @@ class FastPasteParser(XTermParser):
         self._chunks = []
         return text
 
-    def _tick(self) -> Iterator[Message]:
+    def tick(self) -> Iterator[Message]:
         if self._timeout_time is not None and get_time() >= self._timeout_time:
             self._carry = ""  # Textual gives up on a half sequence: it cannot begin a paste any more
         if self._pasting and not self._stalled and self._clock() - self._last_input >= self._stall_seconds:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
-from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
 from agent_cli.agent.commands import COMMANDS, run_command
 from agent_cli.agent.config import Config
 from agent_cli.agent.custom_commands import CustomCommand
@@ -31,25 +30,14 @@ from agent_cli.agent.hooks.api import hook_block
 from agent_cli.agent.hooks.runner import HookIdentity
 from agent_cli.agent.lock import SessionLock
 from agent_cli.agent.loop import Loop, Totals
-from agent_cli.agent.memory import weighted_input
-from agent_cli.agent.processes import ProcessRecords
-from agent_cli.agent.recovery import fork as fork_session
-from agent_cli.agent.recovery import orphan_results
-from agent_cli.agent.rewind import (
-    PromptPoint,
-    RewindMode,
-    effective_events,
-    is_prompt,
-    memory_rewound,
-    prompt_points,
-)
+from agent_cli.agent.memory_schedule import MemorySchedule, open_memory
+from agent_cli.agent.opening import close_orphans, last_billed_input, open_log, restore_state, restore_totals
+from agent_cli.agent.rewind import PromptPoint, RewindMode, effective_events, is_prompt
+from agent_cli.agent.rewinder import Rewinder
 from agent_cli.agent.session import (
-    EVENTS,
-    EventLog,
     SessionStore,
     conversation,
     ensure_git_exclude,
-    new_session_id,
     read_events,
     replay_into,
 )
@@ -60,9 +48,8 @@ from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
-from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import registry
 from agent_cli.tools.base import OutputLimits, ToolContext
@@ -121,8 +108,6 @@ class AgentSession:
         self._model_notices: list[str] = []  # an unknown model's warning, for the TUI's next turn
         self._warned_models: set[str] = set()
         self._task: asyncio.Task | None = None
-        self._memory_task: asyncio.Task | None = None
-        self._memory_spent_mark = 0.0  # weighted input spent when the note was last updated
         self.totals = Totals()
         self.store.check_writable()
         self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
@@ -140,46 +125,23 @@ class AgentSession:
         self.warnings += ext.warnings
 
     # -- construction ------------------------------------------------------------------------------
-    def _open(self, resume_id: str | None, *, fork: bool = False, lock: SessionLock | None = None) -> None:
+    def _open(
+        self,
+        resume_id: str | None,
+        *,
+        fork: bool = False,
+        lock: SessionLock | None = None,
+        running: asyncio.Task | None = None,  # a note update under way in the session left behind
+    ) -> None:
         """Open a session for writing: a new one (on disk at its first prompt), or an earlier one —
         locked, its torn tail set aside — or a copy of an earlier one (`fork`)."""
-        events: list[dict[str, Any]] = []
-        if resume_id:
-            source_id = self.store.resolve(resume_id)
-            self.session_id = source_id
-            if fork:
-                self.session_id = new_session_id(self.clock())
-                source = read_events(self.store.path(source_id) / EVENTS)
-                self.warnings += source.warnings
-                fork_session(
-                    source.events,
-                    self.store.path(source_id),
-                    self.store.path(self.session_id),
-                    source_id,
-                    self.session_id,
-                )
-                self.warnings.append(f"forked session {source_id} into {self.session_id}")
-            self.session_dir = self.store.path(self.session_id)
-            lock = lock or SessionLock(self.session_dir, self.session_id)
-            self.log = EventLog(self.session_dir, lock)  # locks, then sets a torn last line aside
-            loaded = read_events(self.log.path)
-            events = loaded.events
-            self.warnings += self.log.warnings + loaded.warnings
-            for event in events:
-                if event.get("type") == "config" and event.get("model"):
-                    self.model = event["model"]
-        else:
-            self.session_id = new_session_id(self.clock())
-            self.session_dir = self.store.path(self.session_id)
-            self.log = EventLog(
-                self.session_dir, SessionLock(self.session_dir, self.session_id), deferred=True
-            )
-            self.log.append("session_start", id=self.session_id, cwd=str(self.workspace), model=self.model)
-        self.processes = ProcessRecords(self.session_dir)
-        if resume_id and not fork:
-            for note in self.processes.reap():
-                self.warnings.append(note)
-                self.log.append("reaped", message=note)
+        opened = open_log(
+            self.store, self.workspace, self.model, self.clock(), resume_id, fork=fork, lock=lock
+        )
+        self.session_id, self.session_dir, self.log = opened.session_id, opened.session_dir, opened.log
+        self.model, self.processes = opened.model, opened.processes
+        self.warnings += opened.warnings
+        events = opened.events
         self.info = self._model_info(self.model)
         self.dir_store = DirStore(self.session_dir)
         self.engine = ContextEngine(
@@ -212,11 +174,11 @@ class AgentSession:
             limits=limits,
             processes=self.processes,
         )
-        self._restore_totals(events)  # what was spent stays spent, rewound or not
+        restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view
         replay_into(events, self.engine)
         self.engine.resume_usage(last_billed_input(events, self.model))  # the gauge starts true
-        self._restore_state(events)
+        restore_state(events, self.engine, self.todo)
         self.loop = Loop(
             provider=self.provider,
             engine=self.engine,
@@ -233,56 +195,35 @@ class AgentSession:
             hooks=self.hooks,
         )
         self.loop.turn = sum(1 for e in events if is_prompt(e))
-        self.loop.before_change = self._checkpoint
-        self.checkpoints = Checkpoints(self.workspace, self.session_dir)
-        self._checkpoint_failed = False
-        self._close_orphans()
-        self.memory = self._make_memory()
-
-    async def _checkpoint(self, emit: Callable[[Event], None]) -> None:
-        """Snapshot the workspace before this prompt's first change (/rewind restores it)."""
-        try:
-            snap = await asyncio.to_thread(self.checkpoints.snapshot, f"before prompt {self.loop.turn}")
-        except CheckpointError as exc:
-            if not self._checkpoint_failed:  # say it once per session, then work on without
-                self._checkpoint_failed = True
-                emit(Notice(f"checkpoints are off: {exc}", "warning"))
-            return
-        self.log.append("checkpoint", prompt=self.loop.turn, commit=snap.commit, skipped=list(snap.skipped))
-        if snap.skipped:
-            emit(
-                Notice(f"checkpoint skipped {len(snap.skipped)} large file(s): {', '.join(snap.skipped[:5])}")
-            )
+        self.rewinder = Rewinder(
+            self.workspace,
+            self.log,
+            turn=lambda: self.loop.turn,
+            reopen=lambda: self.switch(self.session_id),
+            forget_note=lambda: self.memory.reset(),
+        )
+        self.loop.before_change = self.rewinder.checkpoint
+        if orphaned := close_orphans(self.engine, self.log, self.loop.turn):
+            self.warnings.append(orphaned)
+        self.memory = open_memory(
+            self.session_dir, self.workspace, self._summarize, self.config.context, self.engine
+        )
+        self.memory_schedule = MemorySchedule(
+            self.memory,
+            self.engine,
+            self.log,
+            spent=lambda: self.totals.usage,
+            complete=self._complete_note,
+            max_tokens=min(8_000, self.config.max_tokens),
+            running=running,
+        )
 
     def prompt_points(self) -> list[PromptPoint]:
-        return prompt_points(effective_events(read_events(self.log.path).events))
+        return self.rewinder.prompt_points()
 
     async def rewind(self, number: int, mode: RewindMode) -> str:
-        """Back to before prompt `number`: code (from its checkpoint), conversation (a rewind event), or both."""
-        events = effective_events(read_events(self.log.path).events)
-        points = prompt_points(events)
-        if not 1 <= number <= len(points):
-            raise AgentError(f"there is no prompt {number}: this session has {len(points)} prompt(s)")
-        point = points[number - 1]
-        said = []
-        if mode in ("both", "code"):
-            if point.checkpoint:
-                try:
-                    restored = await asyncio.to_thread(self.checkpoints.restore, point.checkpoint)
-                except CheckpointError as exc:
-                    raise AgentError(f"the code could not be restored: {exc}") from exc
-                self.log.append("restore", prompt=number, commit=point.checkpoint, undo=restored.undo)
-                said.append("Code: " + restored.describe())
-            else:
-                said.append("Code: no changes were made from that prompt on; nothing to restore.")
-        if mode in ("both", "conversation"):
-            drop_note = memory_rewound(events, number)
-            self.log.append("rewind", prompt=number)
-            if drop_note:
-                self.memory.reset()
-            self.switch(self.session_id)  # rebuild every view from the log, the rewind applied
-            said.append(f"Conversation: back to before prompt {number} ({point.text[:60]!r}).")
-        return " ".join(said)
+        """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
+        return await self.rewinder.rewind(number, mode)
 
     def _seen_read(self, path: Path, output: str) -> str | None:
         """For read_file: the id of a read still visible in the view with this very output."""
@@ -303,17 +244,6 @@ class AgentSession:
         self.rule_warnings = list(gathered.warnings)
         return Permissions(self.permission_mode, self.workspace, gathered.rules)  # type: ignore[arg-type]
 
-    def _close_orphans(self) -> None:
-        """A tool the last process was running when it died gets its 'interrupted' result, logged."""
-        closing = orphan_results(self.engine.messages, self.loop.turn)
-        if closing is None:
-            return
-        appended = self.engine.append(closing, ingest=False)
-        self.log.message("tool_results", appended.message, interrupted=True, recovered=True)
-        self.log.append("turn_end", stop_reason="interrupted")
-        names = ", ".join(sorted({b.meta.tool_name or "tool" for b in closing.blocks}))
-        self.warnings.append(f"the last run ended while {names} was running; it is recorded as interrupted")
-
     def _read_for_reattach(self, path: str) -> str | None:
         """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
         target = (self.workspace / path).resolve() if not Path(path).is_absolute() else Path(path)
@@ -325,39 +255,6 @@ class AgentSession:
             return None
         decoded = decode_file(data)  # Latin-1, UTF-16…: text; None for binary
         return decoded[0] if decoded else None
-
-    def _restore_totals(self, events: list[dict[str, Any]]) -> None:
-        for event in events:
-            if event.get("type") == "assistant" and event.get("usage"):
-                usage = Usage.from_json(event["usage"])
-                self.totals.usage = self.totals.usage + usage
-                self.totals.cost_usd += self.models.info(event.get("model") or self.model).cost(usage)
-                self.totals.requests += 1 if usage.total_input else 0
-            elif event.get("type") == "subagent_usage":  # a child's spending (agent/subagents.py)
-                self.totals.usage = self.totals.usage + Usage.from_json(event.get("usage"))
-                self.totals.cost_usd += float(event.get("cost_usd") or 0.0)
-            elif event.get("type") == "summarizer_usage":
-                usage = Usage.from_json(event.get("usage"))
-                self.totals.usage = self.totals.usage + usage
-                self.totals.cost_usd += self.models.info(event.get("model") or self.model).cost(usage)
-
-    def _restore_state(self, events: list[dict[str, Any]]) -> None:
-        cleared = max((i for i, e in enumerate(events) if _is_clear(e)), default=-1)
-        for index, event in enumerate(events):
-            if event.get("type") == "tool_meta" and index > cleared:  # /clear emptied the ledger
-                self.engine.ledger.record_result(event.get("tool_use_id", ""), event.get("meta") or {})
-            elif event.get("type") == "todo":
-                self.todo[:] = event.get("todos", [])
-
-    def _make_memory(self):
-        from agent_cli.agent.memory import SessionMemory
-
-        memory = SessionMemory(
-            self.session_dir, self.workspace, self._summarize, self.config.context, self.engine.counter
-        )
-        memory.load()
-        self.engine.memory_note, self.engine.memory_covers = memory.note, memory.covers
-        return memory
 
     async def _summarize(self, system: str, content: str) -> str:
         model = self.config.summarizer_model or self.models.summarizer_for(self.model, self.config.provider)
@@ -528,41 +425,10 @@ class AgentSession:
 
     def schedule_memory(self, emit: Callable[[Event], None], force: bool = False) -> asyncio.Task | None:
         """Update the session-memory note in the background when §7's thresholds say so."""
-        if self._memory_task and not self._memory_task.done():
-            return self._memory_task
-        self.memory.covers = self.engine.memory_covers  # compactions move it; the engine keeps it aligned
-        counts = [self.engine.counter.message(m) for m in self.engine.messages]
-        total = sum(counts)
-        since = sum(counts[self.memory.covers :]) if self.memory.covers <= len(counts) else total
-        calls = sum(len(m.tool_uses()) for m in self.engine.messages[self.memory.covers :])
-        if not force and not self.memory.should_update(since, calls, total):
-            return None
-        instruction = self.memory.instruction()
-        spent = weighted_input(self.totals.usage) - self._memory_spent_mark
-        if not force and not self.memory.pays_its_way(
-            spent, self.engine.status().used, self.engine.counter.text(instruction)
-        ):
-            return None
-        covers = len(self.engine.messages)
-        # the conversation itself is the request's prefix (read from the prompt cache), the note
-        # instruction its last message; built now, so it is the view the note will cover
-        request = self.engine.prefix_request(instruction, max_tokens=min(8_000, self.config.max_tokens))
-
-        async def update() -> str:
-            note = await self.memory.update_with(lambda: self._complete_note(request), covers)
-            self._memory_spent_mark = weighted_input(self.totals.usage)
-            self.engine.memory_note, self.engine.memory_covers = self.memory.note, self.memory.covers
-            self.log.append("memory", covers=covers, tokens=self.engine.counter.text(note))
-            return note
-
-        self._memory_task = asyncio.ensure_future(update())
-        self._memory_task.add_done_callback(lambda t: _memory_failed(t, emit, self.log))
-        return self._memory_task
+        return self.memory_schedule.schedule(emit, force)
 
     async def wait_background(self) -> None:
-        if self._memory_task:
-            with contextlib.suppress(Exception):
-                await self._memory_task
+        await self.memory_schedule.wait()
 
     def set_model(self, name: str) -> None:
         self.model = name
@@ -595,10 +461,9 @@ class AgentSession:
             session_id = resolved
         self.log.close()
         self.totals = Totals()
-        self._memory_spent_mark = 0.0
         self.warnings = []
         self._start_source = "resume" if session_id else "clear"
-        self._open(session_id, lock=lock)
+        self._open(session_id, lock=lock, running=self.memory_schedule.task)
 
     def close(self, reason: str = "other") -> None:
         """End the session from sync code: SessionEnd hooks run (bounded by their timeouts), the log closes."""
@@ -641,24 +506,6 @@ def reminder(text: str) -> Block:
     return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
 
 
-def _is_clear(event: dict[str, Any]) -> bool:
-    return event.get("type") == "compaction" and (event.get("compaction") or {}).get("tier") == "clear"
-
-
-def last_billed_input(events: list[dict[str, Any]], model: str) -> int:
-    """The input tokens the log's last request was billed, when nothing changed the view since it
-    but its answer (0 otherwise): a resumed session's gauge starts from that, not from an estimate."""
-    billed = 0
-    for event in events:
-        kind = event.get("type")
-        if kind == "assistant":
-            usage = Usage.from_json(event.get("usage")) if event.get("usage") else Usage()
-            billed = usage.total_input if (event.get("model") or model) == model else 0
-        elif kind in ("user", "tool_results", "compaction") or (kind == "config" and event.get("model")):
-            billed = 0
-    return billed
-
-
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:
     """A crash in the turn's task still ends the turn, visibly, instead of hanging the front end."""
     if task.cancelled():
@@ -668,12 +515,3 @@ def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:
     if exc is not None:
         emit(Notice(f"internal error: {type(exc).__name__}: {exc}", "error"))
         emit(TurnFinished("error", str(exc), 0, True))
-
-
-def _memory_failed(task: asyncio.Task, emit: Callable[[Event], None], log: EventLog) -> None:
-    if task.cancelled():
-        return
-    exc = task.exception()
-    if exc is not None:
-        log.append("error", kind="memory", message=str(exc))
-        emit(Notice(f"session memory update failed: {exc}", "warning"))

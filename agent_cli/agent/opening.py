@@ -1,0 +1,145 @@
+"""Opening a session's log for writing, and restoring from it what the log alone knows.
+
+A session opens new (on disk at its first prompt), resumed (locked, its torn tail set aside, the
+processes a dead run left behind reaped) or forked (a copy of an earlier one, under a new id). What
+was spent, the ledger, the todo list and the gauge's starting point are read back from the events;
+a tool the last process was running when it died gets its "interrupted" result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_cli.agent.lock import SessionLock
+from agent_cli.agent.processes import ProcessRecords
+from agent_cli.agent.recovery import fork as fork_session
+from agent_cli.agent.recovery import orphan_results
+from agent_cli.agent.session import EVENTS, EventLog, SessionStore, new_session_id, read_events
+from agent_cli.core.types import Usage
+
+if TYPE_CHECKING:
+    from agent_cli.agent.loop import Totals
+    from agent_cli.context.engine import ContextEngine
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class OpenedLog:
+    """A session's log, open for writing, and what reading it found."""
+
+    session_id: str
+    session_dir: Path
+    log: EventLog
+    events: list[Event]  # every event, rewinds not applied
+    model: str  # the model the log last switched to (or the configured one)
+    processes: ProcessRecords
+    warnings: tuple[str, ...]
+
+
+def open_log(
+    store: SessionStore,
+    workspace: Path,
+    model: str,
+    now: float,
+    resume_id: str | None,
+    *,
+    fork: bool = False,
+    lock: SessionLock | None = None,
+) -> OpenedLog:
+    """A new session's log (deferred: written at the first prompt), an earlier one's, or a fork's."""
+    events: list[Event] = []
+    warnings: list[str] = []
+    if resume_id:
+        source_id = store.resolve(resume_id)
+        session_id = source_id
+        if fork:
+            session_id = new_session_id(now)
+            source = read_events(store.path(source_id) / EVENTS)
+            warnings += source.warnings
+            fork_session(source.events, store.path(source_id), store.path(session_id), source_id, session_id)
+            warnings.append(f"forked session {source_id} into {session_id}")
+        session_dir = store.path(session_id)
+        lock = lock or SessionLock(session_dir, session_id)
+        log = EventLog(session_dir, lock)  # locks, then sets a torn last line aside
+        loaded = read_events(log.path)
+        events = loaded.events
+        warnings += log.warnings + loaded.warnings
+        for event in events:
+            if event.get("type") == "config" and event.get("model"):
+                model = event["model"]
+    else:
+        session_id = new_session_id(now)
+        session_dir = store.path(session_id)
+        log = EventLog(session_dir, SessionLock(session_dir, session_id), deferred=True)
+        log.append("session_start", id=session_id, cwd=str(workspace), model=model)
+    processes = ProcessRecords(session_dir)
+    if resume_id and not fork:
+        for note in processes.reap():
+            warnings.append(note)
+            log.append("reaped", message=note)
+    return OpenedLog(session_id, session_dir, log, events, model, processes, tuple(warnings))
+
+
+def restore_totals(
+    events: list[Event], totals: Totals, cost: Callable[[str, Usage], float], model: str
+) -> None:
+    """Add up what the log says was spent (`cost(model, usage)` prices a request)."""
+    for event in events:
+        kind = event.get("type")
+        if kind == "assistant" and event.get("usage"):
+            usage = Usage.from_json(event["usage"])
+            totals.usage = totals.usage + usage
+            totals.cost_usd += cost(event.get("model") or model, usage)
+            totals.requests += 1 if usage.total_input else 0
+        elif kind == "subagent_usage":  # a child's spending (agent/subagents.py)
+            totals.usage = totals.usage + Usage.from_json(event.get("usage"))
+            totals.cost_usd += float(event.get("cost_usd") or 0.0)
+        elif kind == "summarizer_usage":
+            usage = Usage.from_json(event.get("usage"))
+            totals.usage = totals.usage + usage
+            totals.cost_usd += cost(event.get("model") or model, usage)
+
+
+def restore_state(events: list[Event], engine: ContextEngine, todo: list[dict[str, Any]]) -> None:
+    """The ledger's tool facts (since the last /clear) and the latest todo list."""
+    cleared = max((i for i, e in enumerate(events) if _is_clear(e)), default=-1)
+    for index, event in enumerate(events):
+        if event.get("type") == "tool_meta" and index > cleared:  # /clear emptied the ledger
+            engine.ledger.record_result(event.get("tool_use_id", ""), event.get("meta") or {})
+        elif event.get("type") == "todo":
+            todo[:] = event.get("todos", [])
+
+
+def close_orphans(engine: ContextEngine, log: EventLog, turn: int) -> str | None:
+    """A tool the last process was running when it died gets its 'interrupted' result, logged;
+    returns the warning that says so (None: nothing was left open)."""
+    closing = orphan_results(engine.messages, turn)
+    if closing is None:
+        return None
+    appended = engine.append(closing, ingest=False)
+    log.message("tool_results", appended.message, interrupted=True, recovered=True)
+    log.append("turn_end", stop_reason="interrupted")
+    names = ", ".join(sorted({b.meta.tool_name or "tool" for b in closing.blocks}))
+    return f"the last run ended while {names} was running; it is recorded as interrupted"
+
+
+def last_billed_input(events: list[Event], model: str) -> int:
+    """The input tokens the log's last request was billed, when nothing changed the view since it
+    but its answer (0 otherwise): a resumed session's gauge starts from that, not from an estimate."""
+    billed = 0
+    for event in events:
+        kind = event.get("type")
+        if kind == "assistant":
+            usage = Usage.from_json(event.get("usage")) if event.get("usage") else Usage()
+            billed = usage.total_input if (event.get("model") or model) == model else 0
+        elif kind in ("user", "tool_results", "compaction") or (kind == "config" and event.get("model")):
+            billed = 0
+    return billed
+
+
+def _is_clear(event: Event) -> bool:
+    return event.get("type") == "compaction" and (event.get("compaction") or {}).get("tier") == "clear"

@@ -1,0 +1,83 @@
+"""Checkpoints and /rewind for one opened session: the workspace is snapshotted before a prompt's
+first change, and `rewind` goes back to before a prompt in code, in conversation, or both.
+The pure event logic (which events a rewind removes) is agent/rewind.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
+from agent_cli.agent.rewind import PromptPoint, RewindMode, effective_events, memory_rewound, prompt_points
+from agent_cli.agent.session import EventLog, read_events
+from agent_cli.core.errors import AgentError
+from agent_cli.core.events import Event, Notice
+
+
+class Rewinder:
+    """`turn()` is the loop's current prompt number; `reopen()` rebuilds every view from the log;
+    `forget_note()` drops a session-memory note that covered what a rewind removed."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        log: EventLog,
+        *,
+        turn: Callable[[], int],
+        reopen: Callable[[], None],
+        forget_note: Callable[[], None],
+    ) -> None:
+        self.log = log
+        self.checkpoints = Checkpoints(workspace, log.path.parent)
+        self.turn = turn
+        self.reopen = reopen
+        self.forget_note = forget_note
+        self.failed = False
+
+    async def checkpoint(self, emit: Callable[[Event], None]) -> None:
+        """Snapshot the workspace before this prompt's first change (/rewind restores it)."""
+        turn = self.turn()
+        try:
+            snap = await asyncio.to_thread(self.checkpoints.snapshot, f"before prompt {turn}")
+        except CheckpointError as exc:
+            if not self.failed:  # say it once per session, then work on without
+                self.failed = True
+                emit(Notice(f"checkpoints are off: {exc}", "warning"))
+            return
+        self.log.append("checkpoint", prompt=turn, commit=snap.commit, skipped=list(snap.skipped))
+        if snap.skipped:
+            emit(
+                Notice(f"checkpoint skipped {len(snap.skipped)} large file(s): {', '.join(snap.skipped[:5])}")
+            )
+
+    def prompt_points(self) -> list[PromptPoint]:
+        return prompt_points(effective_events(read_events(self.log.path).events))
+
+    async def rewind(self, number: int, mode: RewindMode) -> str:
+        """Back to before prompt `number`: code (from its checkpoint), conversation (a rewind event), or both."""
+        events = effective_events(read_events(self.log.path).events)
+        points = prompt_points(events)
+        if not 1 <= number <= len(points):
+            raise AgentError(f"there is no prompt {number}: this session has {len(points)} prompt(s)")
+        point = points[number - 1]
+        said = []
+        if mode in ("both", "code"):
+            if point.checkpoint:
+                try:
+                    restored = await asyncio.to_thread(self.checkpoints.restore, point.checkpoint)
+                except CheckpointError as exc:
+                    raise AgentError(f"the code could not be restored: {exc}") from exc
+                self.log.append("restore", prompt=number, commit=point.checkpoint, undo=restored.undo)
+                said.append("Code: " + restored.describe())
+            else:
+                said.append("Code: no changes were made from that prompt on; nothing to restore.")
+        if mode in ("both", "conversation"):
+            drop_note = memory_rewound(events, number)
+            self.log.append("rewind", prompt=number)
+            if drop_note:
+                self.forget_note()
+            self.reopen()  # rebuild every view from the log, the rewind applied
+            said.append(f"Conversation: back to before prompt {number} ({point.text[:60]!r}).")
+        return " ".join(said)

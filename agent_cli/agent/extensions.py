@@ -1,4 +1,4 @@
-"""What a session gets from the person's and the workspace's setup: hooks and custom commands.
+"""What a session gets from the person's and the workspace's setup: hooks, custom commands, the sandbox.
 
 Settings files are read once here (agent/settings.py); everything wrong in them, in hook
 definitions or in command files is one warning line each, and the session starts regardless.
@@ -24,6 +24,7 @@ from agent_cli.agent.settings import claude_user_dir, load_settings
 from agent_cli.agent.trust import user_config_dir
 from agent_cli.core.events import Event, Notice, PermissionRequest
 from agent_cli.tools.rules import SourcedRule, parse_rules
+from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
 
 BUILTIN_NAMES = tuple(c.name for c in COMMANDS) + ("exit",)
 
@@ -94,3 +95,18 @@ def run_detached(work: Coroutine[Any, Any, None]) -> None:
     thread = threading.Thread(target=asyncio.run, args=(work,), name="session-end-hooks", daemon=True)
     thread.start()
     thread.join()
+
+
+def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
+    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
+    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
+    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
+    sandbox = config.sandbox if trusted else user
+    warning = ""
+    if sandbox != config.sandbox:
+        warning = (
+            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
+            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
+        )
+    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
+    return Sandbox(policy, workspace), warning

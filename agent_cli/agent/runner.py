@@ -22,6 +22,7 @@ from agent_cli.agent.extensions import (
     SessionExtensions,
     command_rules,
     load_extensions,
+    make_sandbox,
     notifying,
     run_detached,
 )
@@ -41,23 +42,21 @@ from agent_cli.agent.session import (
     read_events,
     replay_into,
 )
+from agent_cli.agent.side_requests import complete_metered, summarize
 from agent_cli.agent.subagents import Subagents, install_task_tool
+from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
-from agent_cli.context.reread import visible_read
 from agent_cli.context.store import DirStore
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import registry
 from agent_cli.tools.base import OutputLimits, ToolContext
-from agent_cli.tools.encoding import decode_file
-from agent_cli.tools.fs import resolve_path
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
-from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
 
 if TYPE_CHECKING:
     from agent_cli.agent.mcp.runtime import McpRuntime
@@ -155,7 +154,7 @@ class AgentSession:
             summarizer=self._summarize,
             clock=self.clock,
             tool_compactable=self.tools.is_compactable,
-            file_reader=self._read_for_reattach,
+            file_reader=lambda path: read_for_reattach(self.workspace, path),
         )
         self.todo: list[dict[str, Any]] = []
         limits = OutputLimits(
@@ -170,7 +169,7 @@ class AgentSession:
             self.todo,
             sandbox=self.sandbox,
             permission_mode=lambda: self.permissions.mode,
-            seen_read=self._seen_read,
+            seen_read=lambda path, output: seen_read(self.workspace, self.engine.messages, path, output),
             limits=limits,
             processes=self.processes,
         )
@@ -225,17 +224,6 @@ class AgentSession:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
 
-    def _seen_read(self, path: Path, output: str) -> str | None:
-        """For read_file: the id of a read still visible in the view with this very output."""
-
-        def same(candidate: str) -> bool:
-            try:
-                return resolve_path(self.workspace, candidate) == path
-            except Exception:  # noqa: BLE001 - a path the tool would refuse is not the same file
-                return False
-
-        return visible_read(self.engine.messages, same, output)
-
     def _make_permissions(self) -> Permissions:
         from agent_cli.agent.permission_sources import gather_rules
 
@@ -244,43 +232,18 @@ class AgentSession:
         self.rule_warnings = list(gathered.warnings)
         return Permissions(self.permission_mode, self.workspace, gathered.rules)  # type: ignore[arg-type]
 
-    def _read_for_reattach(self, path: str) -> str | None:
-        """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
-        target = (self.workspace / path).resolve() if not Path(path).is_absolute() else Path(path)
-        try:
-            if not target.is_file() or target.stat().st_size > 1_000_000:
-                return None
-            data = target.read_bytes()
-        except OSError:
-            return None
-        decoded = decode_file(data)  # Latin-1, UTF-16…: text; None for binary
-        return decoded[0] if decoded else None
-
     async def _summarize(self, system: str, content: str) -> str:
-        model = self.config.summarizer_model or self.models.summarizer_for(self.model, self.config.provider)
-        request = Request(
-            model=model,
-            system=[{"type": "text", "text": system}],
-            messages=[{"role": "user", "content": [{"type": "text", "text": content}]}],
-            max_tokens=min(8_000, self.config.max_tokens),
-            metadata={"purpose": "summary"},
+        return await summarize(
+            self.provider, self.config, self.models, self.model, self.totals, self.log, system, content
         )
-        done = await self.provider.complete(request)
-        self.totals.usage = self.totals.usage + done.usage
-        self.totals.cost_usd += self.models.info(model).cost(done.usage)
-        self.log.append("summarizer_usage", usage=done.usage.to_json(), model=model)
-        text = done.message.text.strip()
-        if not text:
-            raise RuntimeError("the summarizer returned no text")
-        return text
 
     async def _complete_note(self, request: Request) -> str:
         """Send a session-memory request (the main model: the cached prefix is the main model's)."""
-        done = await self.provider.complete(request)
-        self.totals.usage = self.totals.usage + done.usage
-        self.totals.cost_usd += self.models.info(request.model).cost(done.usage)
-        self.log.append("summarizer_usage", usage=done.usage.to_json(), model=request.model, purpose="memory")
-        return done.message.text
+        return (
+            await complete_metered(
+                self.provider, request, self.totals, self.models, self.log, purpose="memory"
+            )
+        ).text
 
     @property
     def summarizer(self) -> Summarizer:
@@ -484,21 +447,6 @@ class AgentSession:
         for task in list(self._background):
             task.cancel()
         self.log.close()
-
-
-def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
-    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
-    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
-    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
-    sandbox = config.sandbox if trusted else user
-    warning = ""
-    if sandbox != config.sandbox:
-        warning = (
-            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
-            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
-        )
-    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
-    return Sandbox(policy, workspace), warning
 
 
 def reminder(text: str) -> Block:

@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Protocol
 from agent_cli.agent.hooks.api import SubagentHooks
 from agent_cli.agent.loop import Loop, Totals
 from agent_cli.agent.session import EventLog, conversation, read_events
+from agent_cli.agent.side_requests import summarize
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.model import Summarizer
 from agent_cli.context.store import DirStore
 from agent_cli.context.tiers.common import render_transcript
 from agent_cli.core.events import (
@@ -39,7 +41,6 @@ from agent_cli.core.events import (
     UsageUpdate,
 )
 from agent_cli.core.types import Usage
-from agent_cli.llm.base import Request
 from agent_cli.llm.models import ModelRegistry
 from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.task import AgentDefinition, Progress, SubagentOutcome
@@ -289,28 +290,15 @@ class _Watcher:
         return SubagentOutcome(f"The sub-agent {self.definition.name} {why}.{said}", True, stop_reason)
 
 
-def _summarizer(host: SubagentHost, model_name: str, log: EventLog, totals: Totals):
+def _summarizer(host: SubagentHost, model_name: str, log: EventLog, totals: Totals) -> Summarizer:
     """The child's summarizer: the cheap model, its usage counted in the child's totals."""
 
-    async def summarize(system: str, content: str) -> str:
-        model = host.config.summarizer_model or host.models.summarizer_for(model_name, host.config.provider)
-        request = Request(
-            model=model,
-            system=[{"type": "text", "text": system}],
-            messages=[{"role": "user", "content": [{"type": "text", "text": content}]}],
-            max_tokens=min(8_000, host.config.max_tokens),
-            metadata={"purpose": "summary"},
+    async def summarize_for_child(system: str, content: str) -> str:
+        return await summarize(
+            host.provider, host.config, host.models, model_name, totals, log, system, content
         )
-        done = await host.provider.complete(request)
-        totals.usage = totals.usage + done.usage
-        totals.cost_usd += host.models.info(model).cost(done.usage)
-        log.append("summarizer_usage", usage=done.usage.to_json(), model=model)
-        text = done.message.text.strip()
-        if not text:
-            raise RuntimeError("the summarizer returned no text")
-        return text
 
-    return summarize
+    return summarize_for_child
 
 
 def _slug(name: str) -> str:

@@ -20,19 +20,13 @@ Manual run: python -m tests.fakeapi.server --port 8765 --script replies.yaml
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import json
-import socket
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 from tests.fakeapi.cache import PromptCache, estimate_tokens
+from tests.fakeapi.http_base import FakeHandler, FakeServer, command_line, pieces, serve
 from tests.fakeapi.replies import (
     Disconnect,
     Fault,
@@ -43,7 +37,6 @@ from tests.fakeapi.replies import (
     Text,
     Thinking,
     ToolUse,
-    reply_from_json,
     text,
 )
 from tests.fakeapi.validate import Invalid, validate
@@ -51,7 +44,9 @@ from tests.fakeapi.validate import Invalid, validate
 API_VERSION_HEADER = "anthropic-version"
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
+    name = "fake-anthropic"
+
     def __init__(
         self,
         host: str = "127.0.0.1",
@@ -63,131 +58,39 @@ class FakeAnthropic:
         clock: Callable[[], float] = time.monotonic,
         separate_summaries: bool = False,
     ) -> None:
-        self.require_key = require_key
-        self.max_prompt_tokens = max_prompt_tokens
-        self.cache = PromptCache(clock, cache_min_tokens)
-        self.requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages (valid or not)
-        self.headers: list[dict[str, str]] = []  # headers of every request, in order
-        self.count_requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages/count_tokens
-        self.statuses: list[int] = []  # the HTTP status of every answer
-        self._queue: deque[Scripted] = deque()
-        self._routes: list[tuple[str, deque[Scripted]]] = []  # (marker in the first message, replies)
-        # separate_summaries: a request without tools (a summarizer's call) or with tool_choice none (a
-        # session-memory update on the conversation's prefix) is answered with a summary
-        # of its own and does not consume the scripted queue, so a test can script the agent's turns
-        # without knowing when the engine will summarize
-        self.separate_summaries = separate_summaries
-        self.summary_requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._release = threading.Semaphore(0)
-        self._stopped = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), _Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.fake = self  # type: ignore[attr-defined]
-        self._thread: threading.Thread | None = None
-
-    # -- lifecycle ------------------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeAnthropic:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.02,), name="fake-anthropic", daemon=True
+        super().__init__(
+            host,
+            port,
+            _Handler,
+            require_key=require_key,
+            max_prompt_tokens=max_prompt_tokens,
+            separate_summaries=separate_summaries,
         )
-        self._thread.start()
-        return self
+        self.cache = PromptCache(clock, cache_min_tokens)
+        self.count_requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages/count_tokens
 
-    def stop(self) -> None:
-        self._stopped.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # -- scripting ------------------------------------------------------------------------------
-    def push(self, *replies: Scripted | str | dict[str, Any]) -> None:
-        """Queue replies; a str is a text reply, a dict is a script entry (replies.reply_from_json)."""
-        made = [
-            r if isinstance(r, Reply | Fault | StreamError | Disconnect | Stall) else reply_from_json(r)
-            for r in replies
-        ]
-        with self._lock:
-            self._queue.extend(made)
-
-    def route(self, marker: str, *replies: Scripted | str | dict[str, Any]) -> None:
-        """Replies for the conversations whose first message contains `marker` (a sub-agent's prompt,
-        say): they are answered from this queue, in order, before the shared one."""
-        made = [
-            r if isinstance(r, Reply | Fault | StreamError | Disconnect | Stall) else reply_from_json(r)
-            for r in replies
-        ]
-        with self._lock:
-            self._routes.append((marker, deque(made)))
-
-    def conversations(self, marker: str) -> list[dict[str, Any]]:
-        """The request bodies whose first message contains `marker`."""
-        with self._lock:
-            return [b for b in self.requests if marker in _first_message(b)]
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._queue)
-
-    def release(self, count: int = 1) -> None:
-        """Let `count` stalled streams (Stall) continue."""
-        self._release.release(count)
-
-    def _next_reply(self, body: dict[str, Any] | None = None) -> Scripted:
-        with self._lock:
-            first = _first_message(body or {})
-            for marker, queue in self._routes:
-                if queue and marker in first:
-                    return queue.popleft()
-            return self._queue.popleft() if self._queue else text("ok")
-
-    def _next_id(self, prefix: str) -> str:
-        with self._lock:
-            return f"{prefix}_fake_{next(self._ids):04d}"
-
-    def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
-        with self._lock:
+    def record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
+        with self.lock:
             self.headers.append(headers)
             (self.count_requests if path.endswith("/count_tokens") else self.requests).append(body)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(FakeHandler):
     server_version = "fake-anthropic/1"
 
     @property
     def fake(self) -> FakeAnthropic:
         return self.server.fake  # type: ignore[attr-defined]
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        return
+    def answer_headers(self) -> dict[str, str]:
+        return {"request-id": self.fake.next_id("req")}
 
     def do_GET(self) -> None:  # noqa: N802
         self._error(404, "not_found_error", f"Not found: {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802
-        path = self.path.split("?", 1)[0]
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0)).decode("utf-8", "replace")
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        try:
-            body = json.loads(raw)
-        except json.JSONDecodeError:
-            body = None
-        self.fake._record(path, headers, body if isinstance(body, dict) else {"_unparsed": raw})
+        path, raw, headers, body = self.read_request()
+        self.fake.record(path, headers, body if isinstance(body, dict) else {"_unparsed": raw})
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._error(404, "not_found_error", f"Not found: {path}")
             return
@@ -214,23 +117,19 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         if count_only:
-            self._json(200, {"input_tokens": tokens})
+            self.json_answer(200, {"input_tokens": tokens})
             return
         self._answer(body, tokens)
 
     # -- answers --------------------------------------------------------------------------------
     def _answer(self, body: dict[str, Any], tokens: int) -> None:
         side = not body.get("tools") or (body.get("tool_choice") or {}).get("type") == "none"
-        if self.fake.separate_summaries and side:
-            self.fake.summary_requests.append(body)
-            scripted: Scripted = text(f"## Summary\nA fake summary of a request of {tokens} tokens.")
-        else:
-            scripted = self.fake._next_reply(body)
+        scripted = self.fake.scripted_for(body, tokens, side=side)
         if isinstance(scripted, Fault):
             self._error(scripted.status, scripted.error_type, scripted.message, scripted.headers)
             return
         reply = scripted if isinstance(scripted, Reply) else (scripted.reply or text("ok"))
-        with self.fake._lock:
+        with self.fake.lock:
             cached = self.fake.cache.account(body, tokens)
         usage = {
             "input_tokens": cached.input_tokens,
@@ -240,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
         blocks = [self._content(b) for b in reply.blocks]
         output_tokens = reply.output_tokens or max(1, estimate_tokens(len(json.dumps(blocks))))
         message = {
-            "id": self.fake._next_id("msg"),
+            "id": self.fake.next_id("msg"),
             "type": "message",
             "role": "assistant",
             "model": body["model"],
@@ -250,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {**usage, "output_tokens": output_tokens},
         }
         if not body.get("stream"):
-            self._json(200, message)
+            self.json_answer(200, message)
             return
         self._stream(message, reply, scripted, usage)
 
@@ -261,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
             return {"type": "thinking", "thinking": block.text, "signature": block.signature}
         return {
             "type": "tool_use",
-            "id": block.id or self.fake._next_id("toolu"),
+            "id": block.id or self.fake.next_id("toolu"),
             "name": block.name,
             "input": block.input,
         }
@@ -269,13 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(
         self, message: dict[str, Any], reply: Reply, scripted: Scripted, usage: dict[str, int]
     ) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", self.fake._next_id("req"))
-        self.end_headers()
-        self.fake.statuses.append(200)
+        self.begin_stream()
         start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
         self._event("message_start", {"type": "message_start", "message": start})
         self._event("ping", {"type": "ping"})
@@ -291,26 +184,17 @@ class _Handler(BaseHTTPRequestHandler):
         output = {"output_tokens": message["usage"]["output_tokens"]}
         self._event("message_delta", {"type": "message_delta", "delta": delta, "usage": output})
         self._event("message_stop", {"type": "message_stop"})
-        self._chunk(b"")
+        self.chunk(b"")
 
     def _interrupt(self, scripted: Scripted) -> bool:
         """Apply a mid-stream fault; True when the stream goes on afterwards (a released Stall)."""
-        if isinstance(scripted, StreamError):
-            error = {"type": "error", "error": {"type": scripted.error_type, "message": scripted.message}}
-            self._event("error", error)
-            self._chunk(b"")
-            return False
-        if isinstance(scripted, Disconnect):
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return False
-        while not self.fake._release.acquire(timeout=0.05):
-            if self.fake._stopped.is_set():
-                return False
-        return True
+
+        def send_error(fault: StreamError) -> None:
+            self._event(
+                "error", {"type": "error", "error": {"type": fault.error_type, "message": fault.message}}
+            )
+
+        return self.cut_stream(scripted, send_error)
 
     def _block(self, index: int, block: dict[str, Any], size: int) -> None:
         kind = block["type"]
@@ -340,32 +224,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- wire -----------------------------------------------------------------------------------
     def _event(self, name: str, data: dict[str, Any]) -> None:
-        self._chunk(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
-
-    def _chunk(self, data: bytes) -> None:
-        try:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-        except OSError:
-            self.close_connection = True
-
-    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", self.fake._next_id("req"))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-        self.fake.statuses.append(status)
+        self.chunk(f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
 
     def _error(
         self, status: int, error_type: str, message: str, headers: dict[str, str] | None = None
     ) -> None:
         payload = {"type": "error", "error": {"type": error_type, "message": message}}
-        self._json(status, payload, headers)
+        self.json_answer(status, payload, headers)
 
 
 def api_key_from(headers: dict[str, str]) -> str | None:
@@ -376,39 +241,15 @@ def api_key_from(headers: dict[str, str]) -> str | None:
     return auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
 
 
-def _first_message(body: dict[str, Any]) -> str:
-    messages = body.get("messages") or []
-    return json.dumps(messages[0], ensure_ascii=False) if messages else ""
-
-
 def _chunks(value: str, size: int) -> list[str]:
-    size = max(1, size)
-    return [value[i : i + size] for i in range(0, len(value), size)] or [""]
-
-
-def load_script(path: Path) -> list[Scripted]:
-    """A JSON or YAML list of script entries (or a mapping with a `replies` list)."""
-    import yaml  # a project dependency; JSON is valid YAML
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = data.get("replies")
-    if not isinstance(data, list):
-        raise SystemExit(f"{path}: expected a list of replies (or a mapping with 'replies')")
-    try:
-        return [reply_from_json(entry) for entry in data]
-    except (ValueError, KeyError, TypeError) as err:
-        raise SystemExit(f"{path}: {err}") from err
+    return pieces(value, size) or [""]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="A local server that speaks the Anthropic Messages API.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    parser.add_argument("--script", type=Path, help="JSON or YAML list of scripted replies")
-    parser.add_argument("--require-key", help="answer 401 unless x-api-key is this value")
-    parser.add_argument(
-        "--max-prompt-tokens", type=int, help="answer 'prompt is too long' above this estimate"
+    parser = command_line(
+        "A local server that speaks the Anthropic Messages API.",
+        8765,
+        "answer 'prompt is too long' above this",
     )
     parser.add_argument("--cache-min-tokens", type=int, default=0)
     args = parser.parse_args(argv)
@@ -419,21 +260,14 @@ def main(argv: list[str] | None = None) -> None:
         max_prompt_tokens=args.max_prompt_tokens,
         cache_min_tokens=args.cache_min_tokens,
     )
-    if args.script:
-        server.push(*load_script(args.script))
-    server.start()
-    print(f"fake Anthropic API on {server.url} ({server.pending} scripted replies, then 'ok')", flush=True)
-    print(
-        f"  export ANTHROPIC_BASE_URL={server.url} ANTHROPIC_API_KEY={args.require_key or 'sk-ant-fake'}",
-        flush=True,
+    serve(
+        server,
+        args.script,
+        lambda s: [
+            f"fake Anthropic API on {s.url} ({s.pending} scripted replies, then 'ok')",
+            f"  export ANTHROPIC_BASE_URL={s.url} ANTHROPIC_API_KEY={args.require_key or 'sk-ant-fake'}",
+        ],
     )
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
 
 
 if __name__ == "__main__":

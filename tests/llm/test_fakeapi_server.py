@@ -21,8 +21,8 @@ from tests.fakeapi import (
     text,
     tool_call,
 )
+from tests.fakeapi.http_base import load_script
 from tests.fakeapi.replies import reply_from_json
-from tests.fakeapi.server import load_script
 
 HEADERS = {"content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+
+from tests.e2e import clean_env, run_agent
 
 SCRIPT = {
     "responses": [
@@ -28,17 +29,7 @@ SCRIPT = {
 
 
 def agent(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env["XDG_CONFIG_HOME"] = str(workspace / ".no-config")
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli.cli", *args],
-        cwd=workspace,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_agent(workspace, clean_env(workspace, ".no-config"), *args, stdin=stdin, timeout=120)
 
 
 def write_script(workspace: Path) -> str:

@@ -7,30 +7,10 @@ The real `anthropic` client goes over loopback; the server validates every reque
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.e2e import agent
 from tests.fakeapi.replies import overloaded, rate_limited, text, tool_call
 from tests.fakeapi.server import FakeAnthropic
-
-
-def agent(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(
-        ANTHROPIC_BASE_URL=server.url,
-        ANTHROPIC_API_KEY="sk-ant-test",
-        XDG_CONFIG_HOME=str(workspace / ".cfg"),
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli.cli", *args],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
 
 
 def test_a_multi_step_task_survives_429_and_529_and_continues(workspace, fake_anthropic):

@@ -8,19 +8,9 @@ import json
 from agent_cli.context.invariants import check
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.types import Message
+from tests.e2e import agent, big_files
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
-from tests.test_e2e_anthropic import agent
-
-
-def _big_files(workspace, count: int, chars: int) -> list[str]:
-    names = []
-    for i in range(count):
-        name = f"data_{i}.txt"
-        line = f"record {i}: " + "lorem ipsum dolor sit amet " * 3
-        (workspace / name).write_text("\n".join(f"{n:05d} {line}" for n in range(chars // len(line))) + "\n")
-        names.append(name)
-    return names
 
 
 def _request_tokens(body: dict) -> int:
@@ -29,7 +19,7 @@ def _request_tokens(body: dict) -> int:
 
 def test_small_budget_compacts_and_keeps_every_request_valid(workspace):
     server = FakeAnthropic(separate_summaries=True).start()
-    names = _big_files(workspace, 8, 16_000)  # ~8 x 4k tokens of tool output
+    names = big_files(workspace, 8, 16_000)  # ~8 x 4k tokens of tool output
     for name in names:
         server.push(tool_call("read_file", {"path": name}, say=f"Reading {name}."))
     server.push(text("All eight files hold numbered records."))
@@ -63,7 +53,7 @@ def test_small_budget_compacts_and_keeps_every_request_valid(workspace):
 
 
 def test_a_server_prompt_limit_is_survived(workspace):
-    names = _big_files(workspace, 6, 20_000)  # each result ~5k tokens: capped, under the limit alone
+    names = big_files(workspace, 6, 20_000)  # each result ~5k tokens: capped, under the limit alone
     with FakeAnthropic(max_prompt_tokens=14_000, separate_summaries=True) as server:
         for name in names:
             server.push(tool_call("read_file", {"path": name}))

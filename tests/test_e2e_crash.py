@@ -6,10 +6,8 @@ fixed sleeps."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,41 +15,21 @@ from pathlib import Path
 import pytest
 
 from agent_cli.agent.processes import live_members
+from tests.e2e import AGENT, agent, anthropic_env
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
 PATIENCE = 90.0  # seconds a condition may take on a loaded CI machine before the test gives up
 
 
-def _env(workspace: Path, server: FakeAnthropic) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(
-        ANTHROPIC_BASE_URL=server.url,
-        ANTHROPIC_API_KEY="sk-ant-test",
-        XDG_CONFIG_HOME=str(workspace / ".cfg"),
-    )
-    return env
-
-
 def spawn(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "agent_cli.cli", *args],
+        [*AGENT, *args],
         cwd=workspace,
-        env=_env(workspace, server),
+        env=anthropic_env(workspace, server),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-
-
-def agent(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli.cli", *args],
-        cwd=workspace,
-        env=_env(workspace, server),
-        capture_output=True,
-        text=True,
-        timeout=180,
     )
 
 

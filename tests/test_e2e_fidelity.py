@@ -9,10 +9,9 @@ import re
 from pathlib import Path
 
 from agent_cli.agent.session import compaction_history, read_events
+from tests.e2e import agent, big_files
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
-from tests.test_e2e_anthropic import agent
-from tests.test_e2e_context import _big_files
 
 
 def _events(workspace: Path, session_id: str) -> list[dict]:
@@ -30,7 +29,7 @@ def _medium_files(workspace: Path, count: int, lines: int) -> list[str]:
 
 
 def test_t5_rewrites_the_cache_once_and_records_the_servers_figures(workspace):
-    names = _big_files(workspace, 2, 20_000) + _medium_files(workspace, 2, 150)
+    names = big_files(workspace, 2, 20_000) + _medium_files(workspace, 2, 150)
     with FakeAnthropic(max_prompt_tokens=14_000, separate_summaries=True) as server:
         for name in names:
             server.push(tool_call("read_file", {"path": name}))

@@ -7,9 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
-from tests.test_e2e_anthropic import agent
 
 GUARD = """
 import json, os, sys

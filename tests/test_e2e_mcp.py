@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
-from tests.test_e2e_anthropic import agent
 
 REPO = Path(__file__).resolve().parents[1]
 TIME_AND_GHOST = {

@@ -5,31 +5,12 @@ client. The server validates every request (tool messages answer the previous as
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
+from tests.e2e import big_files, openai_agent
 from tests.fakeapi.openai_server import FakeOpenAI
 from tests.fakeapi.replies import ToolUse, rate_limited, reply, server_error, text, tool_call
-from tests.test_e2e_context import _big_files
 
 UNKNOWN = "is not in the model registry"
-
-
-def agent(
-    workspace: Path, server: FakeOpenAI, *args: str, key: str = "sk-test"
-) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY=key, XDG_CONFIG_HOME=str(workspace / ".cfg"))
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli.cli", "--provider", "openai", *args],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
 
 
 def test_read_edit_bash_task_runs_to_the_end_with_usage(workspace, fake_openai):
@@ -43,7 +24,7 @@ def test_read_edit_bash_task_runs_to_the_end_with_usage(workspace, fake_openai):
         ),  # two calls in one response, streamed interleaved
         text("Fixed add(): 2 + 3 is 5 now."),
     )
-    out = agent(workspace, server, "-p", "fix add", "--model", "qwen3-coder", "--permission-mode", "yolo",
+    out = openai_agent(workspace, server, "-p", "fix add", "--model", "qwen3-coder", "--permission-mode", "yolo",
                 "--output-format", "json")  # fmt: skip
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -67,7 +48,9 @@ def test_a_configured_model_has_its_window_and_no_warning(workspace, fake_openai
         '[models."qwen3-coder"]\nwindow = 65_536\nmax_output = 8_192\ninput_price = 0\noutput_price = 0\n'
     )
     fake_openai.push(text("hi"))
-    out = agent(workspace, fake_openai, "-p", "hello", "--model", "qwen3-coder", "--output-format", "json")
+    out = openai_agent(
+        workspace, fake_openai, "-p", "hello", "--model", "qwen3-coder", "--output-format", "json"
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert UNKNOWN not in out.stderr
@@ -83,7 +66,9 @@ def test_429_and_500_are_retried_and_the_task_continues(workspace, fake_openai):
         server_error(502),
         text("The README is a title."),
     )
-    out = agent(workspace, server, "-p", "what is in README?", "--model", "gpt-5", "--output-format", "json")
+    out = openai_agent(
+        workspace, server, "-p", "what is in README?", "--model", "gpt-5", "--output-format", "json"
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["result"] == "The README is a title." and data["num_turns"] == 2
@@ -94,12 +79,12 @@ def test_429_and_500_are_retried_and_the_task_continues(workspace, fake_openai):
 
 
 def test_a_context_length_error_is_recovered_by_t5(workspace):
-    names = _big_files(workspace, 6, 20_000)
+    names = big_files(workspace, 6, 20_000)
     with FakeOpenAI(max_prompt_tokens=14_000, separate_summaries=True) as server:
         for name in names:
             server.push(tool_call("read_file", {"path": name}))
         server.push(text("Done reading."))
-        out = agent(workspace, server, "-p", "read them all", "--model", "gpt-4o", "--permission-mode", "yolo",
+        out = openai_agent(workspace, server, "-p", "read them all", "--model", "gpt-4o", "--permission-mode", "yolo",
                     "--output-format", "json")  # fmt: skip
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -111,7 +96,7 @@ def test_a_context_length_error_is_recovered_by_t5(workspace):
 
 def test_a_bad_key_exits_non_zero_naming_the_variable(workspace):
     with FakeOpenAI(require_key="sk-right") as server:
-        out = agent(
+        out = openai_agent(
             workspace, server, "-p", "hi", "--model", "gpt-5", "--output-format", "json", key="sk-wrong"
         )
         assert server.statuses == [401]  # not retried

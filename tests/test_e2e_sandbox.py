@@ -11,9 +11,9 @@ from urllib.parse import urlparse
 import pytest
 
 from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
-from tests.test_e2e_anthropic import agent
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ that prompt (FakeAnthropic.route) and a test can tell the parent's requests from
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
+from tests.e2e import AGENT, anthropic_env
 from tests.fakeapi.replies import Fault, Reply, Stall, ToolUse, text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -20,25 +19,15 @@ PARENT = "PARENT-TASK"
 FILE_ONLY = "MAUVE-LINE-7"  # in the file, never in the child's answer
 
 
-def _env(workspace: Path, server: FakeAnthropic) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_"))}
-    env.update(
-        ANTHROPIC_BASE_URL=server.url,
-        ANTHROPIC_API_KEY="sk-ant-test",
-        XDG_CONFIG_HOME=str(workspace / ".cfg"),
-    )
-    return env
-
-
 def _command(prompt: str) -> list[str]:
-    return [sys.executable, "-m", "agent_cli.cli", "-p", prompt, "--output-format", "json"]
+    return [*AGENT, "-p", prompt, "--output-format", "json"]
 
 
 def agent(workspace: Path, server: FakeAnthropic, prompt: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         _command(prompt),
         cwd=workspace,
-        env=_env(workspace, server),
+        env=anthropic_env(workspace, server),
         capture_output=True,
         text=True,
         timeout=180,
@@ -110,7 +99,7 @@ def test_two_task_calls_in_one_response_run_at_the_same_time(workspace, fake_ant
     process = subprocess.Popen(
         _command(PARENT),
         cwd=workspace,
-        env=_env(workspace, server),
+        env=anthropic_env(workspace, server),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -11,9 +11,9 @@ from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.context.model import ContextConfig
 from agent_cli.llm.anthropic import AnthropicProvider
 from tests.agent.helpers import run
+from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
-from tests.test_e2e_anthropic import agent
 
 STEPS = 29
 

@@ -6,8 +6,8 @@ import json
 
 from agent_cli.agent.checkpoints import Checkpoints
 from agent_cli.agent.rewind import effective_events, parse_args, prompt_points
+from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
-from tests.test_e2e_anthropic import agent
 
 
 def test_rewind_one_restores_code_and_conversation(workspace, fake_anthropic):

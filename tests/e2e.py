@@ -1,0 +1,63 @@
+"""Running the real CLI as a person does, for the end-to-end tests: `python -m agent_cli.cli ARGS` in
+a workspace, with an environment that points a provider at a local fake server (tests/fakeapi/) and
+keeps the person's own API keys and config out of it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tests.fakeapi.openai_server import FakeOpenAI
+    from tests.fakeapi.server import FakeAnthropic
+
+AGENT = [sys.executable, "-m", "agent_cli.cli"]
+
+
+def clean_env(workspace: Path, config_dir: str = ".cfg", **extra: str) -> dict[str, str]:
+    """This process's environment without provider settings, the user config dir in the workspace."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(XDG_CONFIG_HOME=str(workspace / config_dir), **extra)
+    return env
+
+
+def anthropic_env(workspace: Path, server: FakeAnthropic) -> dict[str, str]:
+    return clean_env(workspace, ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="sk-ant-test")
+
+
+def openai_env(workspace: Path, server: FakeOpenAI, key: str = "sk-test") -> dict[str, str]:
+    return clean_env(workspace, OPENAI_BASE_URL=server.url, OPENAI_API_KEY=key)
+
+
+def run_agent(
+    workspace: Path, env: dict[str, str], *args: str, stdin: str | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*AGENT, *args], cwd=workspace, env=env, input=stdin, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def agent(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.CompletedProcess:
+    """`agent ARGS` against the fake Anthropic server."""
+    return run_agent(workspace, anthropic_env(workspace, server), *args)
+
+
+def openai_agent(
+    workspace: Path, server: FakeOpenAI, *args: str, key: str = "sk-test"
+) -> subprocess.CompletedProcess:
+    """`agent --provider openai ARGS` against the fake OpenAI server."""
+    return run_agent(workspace, openai_env(workspace, server, key), "--provider", "openai", *args)
+
+
+def big_files(workspace: Path, count: int, chars: int) -> list[str]:
+    """`count` text files of about `chars` characters each, for tool output that fills a context."""
+    names = []
+    for i in range(count):
+        name = f"data_{i}.txt"
+        line = f"record {i}: " + "lorem ipsum dolor sit amet " * 3
+        (workspace / name).write_text("\n".join(f"{n:05d} {line}" for n in range(chars // len(line))) + "\n")
+        names.append(name)
+    return names

@@ -25,7 +25,7 @@ from typing import Any
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
 from agent_cli.llm import models
-from agent_cli.llm.anthropic_errors import AUTH_HINT, classify_error, final_error, retry_reason, should_retry
+from agent_cli.llm.anthropic_errors import AUTH_HINT, classify_error
 from agent_cli.llm.base import (
     Request,
     StreamDone,
@@ -38,6 +38,7 @@ from agent_cli.llm.base import (
     StreamUsage,
     collect,
 )
+from agent_cli.llm.provider_errors import final_error, retry_reason, should_retry
 
 RETRY_AFTER_CAP = 60.0  # the longest server-requested wait we honour
 _CONTENT_EVENTS = (StreamText, StreamThinking, StreamToolStart, StreamToolInput)

@@ -1,4 +1,4 @@
-"""How Anthropic API failures become classified `ProviderError`s, and which of them are retried.
+"""How Anthropic API failures become classified `ProviderError`s (which are retried: provider_errors.py).
 
 `classify_status` is the pure core (HTTP status — 200 for an SSE `error` event — plus the API's error
 type and message); `classify_error` maps any SDK or HTTP-library exception onto it. The SDK is
@@ -7,24 +7,19 @@ imported inside `classify_error` only.
 
 from __future__ import annotations
 
-import email.utils
 import re
-import time
-from collections.abc import Mapping
 
-from agent_cli.core.errors import ContextOverflowError, ProviderError
+from agent_cli.core.errors import ProviderError
+from agent_cli.llm.provider_errors import hints, is_transport_error, overflow_error, parse_retry_after, to_int
 
 AUTH_HINT = "set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or run `agent --demo`"
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
-_HINTS = {
-    "rate_limit": "the API is rate-limiting this key; wait a minute, then send the message again",
-    "overloaded": "Anthropic's API is overloaded right now; send the message again in a moment",
-    "server": "the API had an internal error; send the message again (status: https://status.anthropic.com)",
-    "network": "check the network connection and ANTHROPIC_BASE_URL, then send the message again",
-    "context_overflow": "the request is larger than the model's window; /compact frees room",
-    "bad_request": "the API rejected the request; check the model name (/model) or report this as a bug",
-    "other": "send the message again; if it keeps failing, report it as a bug",
-}
+_HINTS = hints(
+    rate_limit="the API is rate-limiting this key; wait a minute, then send the message again",
+    overloaded="Anthropic's API is overloaded right now; send the message again in a moment",
+    server="the API had an internal error; send the message again (status: https://status.anthropic.com)",
+    network="check the network connection and ANTHROPIC_BASE_URL, then send the message again",
+    bad_request="the API rejected the request; check the model name (/model) or report this as a bug",
+)
 _OVERFLOW = re.compile(r"prompt is too long:\s*([\d,]+)\s*tokens?\s*>\s*([\d,]+)", re.IGNORECASE)
 _OVERFLOW_SUM = re.compile(
     r"input length and `?max_tokens`? exceed context limit:\s*([\d,]+)\s*\+\s*([\d,]+)\s*>\s*([\d,]+)",
@@ -45,7 +40,7 @@ def classify_error(err: BaseException) -> ProviderError:
         message = err.api_message or error.get("message") or str(err)
         retry_after = parse_retry_after(err.response.headers) if err.status_code != 200 else None
         return classify_status(err.status_code, str(error_type), str(message), retry_after)
-    if isinstance(err, anthropic.APIConnectionError) or _is_transport_error(err):
+    if isinstance(err, anthropic.APIConnectionError) or is_transport_error(err):
         detail = str(err) or type(err).__name__
         return ProviderError("network", f"cannot reach the Anthropic API: {detail}", hint=_HINTS["network"])
     return ProviderError("other", f"{type(err).__name__}: {err}", hint=_HINTS["other"])
@@ -57,16 +52,7 @@ def classify_status(
     """Classify an API error by HTTP status (200 for an SSE `error` event) and error type."""
     overflow = parse_overflow(message)
     if overflow is not None and (status in (400, 413, 200) or error_type == "invalid_request_error"):
-        tokens, maximum = overflow
-        return ContextOverflowError(
-            "context_overflow",
-            message,
-            status,
-            None,
-            _HINTS["context_overflow"],
-            tokens=tokens,
-            maximum=maximum,
-        )
+        return overflow_error(message, status, *overflow)
     if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
         return ProviderError("auth", f"the API refused the key: {message}", status, None, AUTH_HINT)
     if status == 429 or error_type == "rate_limit_error":
@@ -87,72 +73,9 @@ def parse_overflow(message: str) -> tuple[int, int] | None:
     exceed context limit: N + K > M" as (N, M - K): the prompt against the room left for it."""
     match = _OVERFLOW.search(message)
     if match:
-        return _int(match.group(1)), _int(match.group(2))
+        return to_int(match.group(1)), to_int(match.group(2))
     match = _OVERFLOW_SUM.search(message)
     if match:
-        tokens, output, limit = (_int(g) for g in match.groups())
+        tokens, output, limit = (to_int(g) for g in match.groups())
         return tokens, max(0, limit - output)
     return None
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from `retry-after-ms`, or `retry-after` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return max(0.0, float(value) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _int(text: str) -> int:
-    return int(text.replace(",", ""))
-
-
-def _is_transport_error(err: BaseException) -> bool:
-    """httpx-style transport errors (dropped connection mid-stream) without importing httpx here."""
-    return any(
-        cls.__name__ in ("TransportError", "RequestError") and cls.__module__.startswith("httpx")
-        for cls in type(err).__mro__
-    )
-
-
-def should_retry(err: ProviderError) -> bool:
-    if err.kind in ("rate_limit", "overloaded", "network"):
-        return True
-    return err.kind == "server" and (err.status in RETRY_STATUSES or err.status in (None, 200))
-
-
-def retry_reason(err: ProviderError) -> str:
-    label = {"rate_limit": "rate limited", "overloaded": "API overloaded", "network": "network error"}
-    text = label.get(err.kind, "server error")
-    return f"{text} (HTTP {err.status})" if err.status and err.status != 200 else text
-
-
-def final_error(err: ProviderError, attempt: int, content_started: bool) -> ProviderError:
-    """The error to raise: the classified one, its message telling what happened."""
-    if content_started:
-        message = f"the response was cut off: {err.message}"
-        hint = "the partial response was discarded; send the message again"
-    elif attempt:
-        message = f"{err.message} (gave up after {attempt + 1} attempts)"
-        hint = err.hint
-    else:
-        return err
-    if isinstance(err, ContextOverflowError):
-        return ContextOverflowError(
-            err.kind, message, err.status, err.retry_after, hint, tokens=err.tokens, maximum=err.maximum
-        )
-    return ProviderError(err.kind, message, err.status, err.retry_after, hint)

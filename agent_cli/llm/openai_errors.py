@@ -18,19 +18,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent_cli.core.errors import ContextOverflowError, ProviderError
-from agent_cli.llm.anthropic_errors import parse_overflow, parse_retry_after
+from agent_cli.core.errors import ProviderError
+from agent_cli.llm.anthropic_errors import parse_overflow
+from agent_cli.llm.provider_errors import hints, is_transport_error, overflow_error, parse_retry_after, to_int
 
 KEY_HINT = "set OPENAI_API_KEY (or [openai] api_key_env in config) to a key this server accepts"
-_HINTS = {
-    "rate_limit": "the server is rate-limiting this key; wait a minute, then send the message again",
-    "overloaded": "the server is overloaded; send the message again in a moment",
-    "server": "the server had an internal error; send the message again",
-    "network": "check OPENAI_BASE_URL (or [openai] base_url) and that the server runs",
-    "context_overflow": "the request is larger than the model's window; /compact frees room",
-    "bad_request": "the server rejected the request; check the model name (--model) and the server's log",
-    "other": "send the message again; if it keeps failing, report it as a bug",
-}
+_HINTS = hints(
+    rate_limit="the server is rate-limiting this key; wait a minute, then send the message again",
+    overloaded="the server is overloaded; send the message again in a moment",
+    server="the server had an internal error; send the message again",
+    network="check OPENAI_BASE_URL (or [openai] base_url) and that the server runs",
+    bad_request="the server rejected the request; check the model name (--model) and the server's log",
+)
 _MAX = r"maximum context length is\s*([\d,]+)\s*tokens"
 _SPLIT = re.compile(_MAX + r".*?requested\s*[\d,]+\s*tokens\s*\(([\d,]+) in the messages,\s*([\d,]+) in the completion",
                     re.IGNORECASE | re.DOTALL)  # fmt: skip
@@ -49,16 +48,7 @@ def classify_openai_status(
     kind_of = " ".join(str(error.get(k) or "") for k in ("type", "code")).lower()
     overflow = parse_context_overflow(message, error)
     if overflow is not None:
-        tokens, maximum = overflow
-        return ContextOverflowError(
-            "context_overflow",
-            message,
-            status,
-            None,
-            _HINTS["context_overflow"],
-            tokens=tokens,
-            maximum=maximum,
-        )
+        return overflow_error(message, status, *overflow)
     if status in (401, 403) or "auth" in kind_of or "invalid_api_key" in kind_of:
         return ProviderError("auth", f"the server refused the key: {message}", status, None, KEY_HINT)
     if status == 429 or "rate_limit" in kind_of:
@@ -88,14 +78,14 @@ def parse_context_overflow(message: str, error: dict[str, Any]) -> tuple[int, in
     if _OUTPUT_TOO_LARGE.search(message):
         return None  # the prompt fits; max_tokens does not (a bad_request with its own hint)
     if error.get("n_prompt_tokens") is not None and error.get("n_ctx") is not None:
-        return _int(error["n_prompt_tokens"]), _int(error["n_ctx"])
+        return to_int(error["n_prompt_tokens"]), to_int(error["n_ctx"])
     match = _SPLIT.search(message)
     if match:
-        maximum, prompt, completion = (_int(g) for g in match.groups())
+        maximum, prompt, completion = (to_int(g) for g in match.groups())
         return prompt, max(0, maximum - completion)
     match = _PROMPT.search(message)
     if match:
-        maximum, tokens = (_int(g) for g in match.groups())
+        maximum, tokens = (to_int(g) for g in match.groups())
         return tokens, maximum
     anthropic = parse_overflow(message)
     if anthropic is not None:
@@ -122,20 +112,9 @@ def classify_openai_error(err: BaseException) -> ProviderError:
         response = getattr(err, "response", None)
         retry_after = parse_retry_after(response.headers) if response is not None else None
         return classify_openai_status(status, error, message, retry_after)
-    if isinstance(err, openai.APIConnectionError) or _is_transport_error(err):
+    if isinstance(err, openai.APIConnectionError) or is_transport_error(err):
         where = getattr(getattr(err, "request", None), "url", None)
         detail = str(err) or type(err).__name__
         place = f" {where}" if where else ""
         return ProviderError("network", f"cannot reach{place}: {detail}", hint=_HINTS["network"])
     return ProviderError("other", f"{type(err).__name__}: {err}", hint=_HINTS["other"])
-
-
-def _is_transport_error(err: BaseException) -> bool:
-    return any(
-        cls.__name__ in ("TransportError", "RequestError") and cls.__module__.startswith("httpx")
-        for cls in type(err).__mro__
-    )
-
-
-def _int(value: Any) -> int:
-    return int(str(value).replace(",", ""))

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_cli.core.errors import ProviderError
-from agent_cli.llm.anthropic_errors import final_error, retry_reason, should_retry
 from agent_cli.llm.base import StreamEvent, StreamRetry
+from agent_cli.llm.provider_errors import final_error, retry_reason, should_retry
 
 RETRY_AFTER_CAP = 60.0  # the longest server-requested wait we honour
 

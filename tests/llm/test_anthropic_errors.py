@@ -8,7 +8,8 @@ import time
 import pytest
 
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.llm.anthropic_errors import classify_status, parse_overflow, parse_retry_after, should_retry
+from agent_cli.llm.anthropic_errors import classify_status, parse_overflow
+from agent_cli.llm.provider_errors import parse_retry_after, should_retry
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "agent_cli"
 
 # what each layer may import from our own package
@@ -111,9 +113,10 @@ def test_help_and_version_do_not_load_the_mcp_sdk():
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def _agent_import_graph(directory: Path) -> dict[str, set[str]]:
-    """module -> the agent/ modules it imports, counting every import (lazy and TYPE_CHECKING too).
-    Modules are dotted paths under agent/ (`runner`, `mcp.runtime`); a package is its __init__."""
+def _import_graph(directory: Path, package: str = "agent") -> dict[str, set[str]]:
+    """module -> the modules of agent_cli/<package>/ it imports, counting every import (lazy and
+    TYPE_CHECKING too). Modules are dotted paths under the package (`runner`, `mcp.runtime`); a
+    package is its __init__."""
 
     def name(path: Path) -> str:
         parts = list(path.relative_to(directory).with_suffix("").parts)
@@ -127,12 +130,12 @@ def _agent_import_graph(directory: Path) -> dict[str, set[str]]:
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module:
                 base = node.module.split(".")
-                if base[:2] == ["agent_cli", "agent"]:
+                if base[:2] == ["agent_cli", package]:
                     inner = ".".join(base[2:])
                     targets = [f"{inner}.{a.name}" if inner else a.name for a in node.names] + [inner]
             elif isinstance(node, ast.Import):
                 targets = [
-                    a.name.split(".", 2)[2] for a in node.names if a.name.startswith("agent_cli.agent.")
+                    a.name.split(".", 2)[2] for a in node.names if a.name.startswith(f"agent_cli.{package}.")
                 ]
             deps.update(t for t in targets if t in modules)
         deps.discard(name(path))
@@ -149,9 +152,10 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_agent_has_no_import_cycle():
-    cycle = _cycle(_agent_import_graph(PACKAGE / "agent"))
-    assert cycle is None, "import cycle in agent/: " + " -> ".join(cycle or [])
+@pytest.mark.parametrize("package", ["core", "context", "llm", "tools", "agent", "tui", "replay"])
+def test_no_package_has_an_import_cycle(package):
+    cycle = _cycle(_import_graph(PACKAGE / package, package))
+    assert cycle is None, f"import cycle in {package}/: " + " -> ".join(cycle or [])
 
 
 def test_the_cycle_check_sees_a_cycle(tmp_path):
@@ -160,4 +164,4 @@ def test_the_cycle_check_sees_a_cycle(tmp_path):
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent_cli.agent import a\n",
         encoding="utf-8",
     )
-    assert sorted(set(_cycle(_agent_import_graph(tmp_path)) or [])) == ["a", "b"]
+    assert sorted(set(_cycle(_import_graph(tmp_path)) or [])) == ["a", "b"]

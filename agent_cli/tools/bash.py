@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import dataclasses
 import os
 import signal
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.binary_output import RawOutput
 from agent_cli.tools.capture import OutputCapture
 from agent_cli.tools.fs import reports_tool_errors, str_arg
-from agent_cli.tools.sandbox import ESCAPE_PARAM, annotate, launch_for, wants_escape
+from agent_cli.tools.sandbox import ESCAPE_PARAM, Launch, wants_escape
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -217,3 +218,24 @@ def _signal_name(code: int | None) -> str:
         return f"killed by {signal.Signals(-code).name} (exit code {code})"
     except ValueError:
         return f"exit code {code}"
+
+
+def launch_for(ctx: ToolContext, input: dict[str, Any]) -> Launch:
+    """How bash runs this call in this context (no sandbox in the context: unconfined, as before)."""
+    if ctx.sandbox is None:
+        return Launch()
+    return ctx.sandbox.launch(_mode(ctx), wants_escape(input))
+
+
+def annotate(result: ToolResult, launch: Launch, ctx: ToolContext) -> ToolResult:
+    """`result` with `sandboxed` in its meta and, when the sandbox seems to have stopped the command,
+    a hint that says so and what can be done."""
+    if ctx.sandbox is None:
+        return result
+    hint = ctx.sandbox.hint(result.output, launch, _mode(ctx))
+    output = f"{result.output.rstrip(chr(10))}\n{hint}" if hint else result.output
+    return dataclasses.replace(result, output=output, meta={**result.meta, "sandboxed": launch.confined})
+
+
+def _mode(ctx: ToolContext) -> str:
+    return ctx.permission_mode() if ctx.permission_mode is not None else "ask"

@@ -9,7 +9,6 @@ run outside the sandbox (which the permission layer turns into a question to the
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import shutil
@@ -17,12 +16,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from agent_cli.tools.base import ToolResult
-
-if TYPE_CHECKING:
-    from agent_cli.tools.base import ToolContext
+from typing import Any
 
 SANDBOX_MODES = ("auto", "on", "off")  # auto: bubblewrap when it works here; on: required; off: never
 ESCAPE_PARAM = "dangerously_disable_sandbox"
@@ -177,27 +171,6 @@ class Sandbox:
             f"[sandbox: {what}. If this command really needs to write there or reach the network, call "
             f"bash again with {ESCAPE_PARAM}: true — the person is asked first (never in headless mode).]"
         )
-
-
-def launch_for(ctx: ToolContext, input: dict[str, Any]) -> Launch:
-    """How bash runs this call in this context (no sandbox in the context: unconfined, as before)."""
-    if ctx.sandbox is None:
-        return Launch()
-    return ctx.sandbox.launch(_mode(ctx), wants_escape(input))
-
-
-def annotate(result: ToolResult, launch: Launch, ctx: ToolContext) -> ToolResult:
-    """`result` with `sandboxed` in its meta and, when the sandbox seems to have stopped the command,
-    a hint that says so and what can be done."""
-    if ctx.sandbox is None:
-        return result
-    hint = ctx.sandbox.hint(result.output, launch, _mode(ctx))
-    output = f"{result.output.rstrip(chr(10))}\n{hint}" if hint else result.output
-    return dataclasses.replace(result, output=output, meta={**result.meta, "sandboxed": launch.confined})
-
-
-def _mode(ctx: ToolContext) -> str:
-    return ctx.permission_mode() if ctx.permission_mode is not None else "ask"
 
 
 def wants_escape(input: dict[str, Any]) -> bool:

@@ -1,6 +1,6 @@
 """What a session gets from the person's and the workspace's setup: hooks, custom commands, the sandbox.
 
-Settings files are read once here (agent/settings.py); everything wrong in them, in hook
+Settings files come parsed once per session (agent/settings.py); everything wrong in them, in hook
 definitions or in command files is one warning line each, and the session starts regardless.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from agent_cli.agent.hooks.api import Emit, HookRunner, NoHooks
 from agent_cli.agent.hooks.load import build_hooks, hook_groups
 from agent_cli.agent.hooks.runner import HookIdentity, Record
 from agent_cli.agent.hooks.spec import HookGroup
-from agent_cli.agent.settings import claude_user_dir, load_settings
+from agent_cli.agent.settings import SettingsFile, claude_user_dir, load_settings, trusted_files
 from agent_cli.agent.trust import user_config_dir
 from agent_cli.core.events import Event, Notice, PermissionRequest
 from agent_cli.tools.rules import SourcedRule, parse_rules
@@ -40,8 +40,16 @@ class SessionExtensions:
         return build_hooks(list(self.groups), self.workspace, identity, record)
 
 
-def load_extensions(config: Config, workspace: Path, trusted: bool) -> SessionExtensions:
-    settings = load_settings(workspace, trusted=trusted)
+def load_extensions(
+    config: Config, workspace: Path, trusted: bool, settings: Sequence[SettingsFile] | None = None
+) -> SessionExtensions:
+    """`settings`: the session's parsed settings files, all of them (read here when not given);
+    hooks come from those trust allows."""
+    settings = (
+        trusted_files(settings, trusted)
+        if settings is not None
+        else load_settings(workspace, trusted=trusted)
+    )
     groups, problems = hook_groups(config, workspace, settings, trusted=trusted)
     user_dirs = [claude_user_dir() / "commands", user_config_dir() / "commands"]
     commands = load_custom_commands(workspace, user_dirs, BUILTIN_NAMES)

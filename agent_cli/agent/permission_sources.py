@@ -8,19 +8,19 @@
   trusted workspace (agent/trust.py), since a cloned repository must not be able to allow itself
   to run commands.
 A settings file or rule that does not parse gives one warning line naming it; the rest still works.
+The settings files come parsed (agent/settings.py), the same parse the hooks read.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent_cli.agent.config import Config, PermissionRules
-from agent_cli.agent.settings import WORKSPACE_SETTINGS
+from agent_cli.agent.settings import SettingsFile, load_all_settings
 from agent_cli.tools.rules import EFFECTS, SourcedRule, parse_rules
-
-SETTINGS_FILES = WORKSPACE_SETTINGS  # the same files hooks read (agent/settings.py)
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,11 @@ class GatheredRules:
     warnings: tuple[str, ...]
 
 
-def gather_rules(config: Config, workspace: Path, trusted: bool) -> GatheredRules:
+def gather_rules(
+    config: Config, workspace: Path, trusted: bool, settings: Sequence[SettingsFile] | None = None
+) -> GatheredRules:
+    """Every rule, in order of source; `settings` are the session's parsed settings files (read
+    here when not given)."""
     rules: list[SourcedRule] = []
     warnings: list[str] = []
 
@@ -52,26 +56,24 @@ def gather_rules(config: Config, workspace: Path, trusted: bool) -> GatheredRule
     add(PermissionRules(deny=flags.deny, ask=flags.ask), "--disallowed-tools")
     add(config.permissions, "user config")
     add(config.workspace_permissions, ".agent/config.toml", trusted)
-    for name in SETTINGS_FILES:
-        path = workspace / name
-        if not path.is_file():
+    for file in settings if settings is not None else load_all_settings(workspace):
+        if file.origin != "workspace":
             continue
-        table, problem = read_settings_rules(path)
+        name = (
+            file.path.relative_to(workspace).as_posix()
+            if file.path.is_relative_to(workspace)
+            else str(file.path)
+        )
+        table, problem = (PermissionRules(), file.problem) if file.problem else settings_rules(file.data)
         if problem:
             warnings.append(f"{name}: {problem}")
         add(table, name, trusted)
     return GatheredRules(tuple(rules), tuple(warnings))
 
 
-def read_settings_rules(path: Path) -> tuple[PermissionRules, str]:
-    """`permissions.allow|ask|deny` of a Claude Code settings file, and a problem ("" when none)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        return PermissionRules(), f"cannot read it ({exc}); its permission rules are ignored"
-    except json.JSONDecodeError as exc:
-        return PermissionRules(), f"not valid JSON ({exc}); its permission rules are ignored"
-    section = data.get("permissions", {}) if isinstance(data, dict) else None
+def settings_rules(data: Mapping[str, Any]) -> tuple[PermissionRules, str]:
+    """`permissions.allow|ask|deny` of a parsed Claude Code settings file, and a problem ("" when none)."""
+    section = data.get("permissions", {})
     if not isinstance(section, dict):
         return PermissionRules(), '"permissions" must be an object with allow/ask/deny lists; ignored'
     kept: dict[str, tuple[str, ...]] = {}

@@ -42,6 +42,7 @@ from agent_cli.agent.session import (
     read_events,
     replay_into,
 )
+from agent_cli.agent.settings import SettingsFile, load_all_settings
 from agent_cli.agent.side_requests import complete_metered, summarize
 from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
@@ -102,7 +103,8 @@ class AgentSession:
         self.permission_mode = config.permission_mode
         self.warnings: list[str] = []
         self.mode_before_plan = "ask"  # where approving a plan returns to
-        self.permissions = self._make_permissions()
+        settings = load_all_settings(self.workspace)  # parsed once: permission rules and hooks read them
+        self.permissions = self._make_permissions(settings)
         self.models = registry(config.models)  # models.toml with the config's [models.NAME] over it
         self._model_notices: list[str] = []  # an unknown model's warning, for the TUI's next turn
         self._warned_models: set[str] = set()
@@ -112,7 +114,7 @@ class AgentSession:
         self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
         self._background: set[asyncio.Task] = set()
         self._ended = False
-        ext: SessionExtensions = load_extensions(config, self.workspace, self.trusted)
+        ext: SessionExtensions = load_extensions(config, self.workspace, self.trusted, settings)
         self.hooks: HookRunner = hooks or ext.hooks(self._hook_identity, self._record)
         self.custom = ext.commands
         self._start_source: str | None = "resume" if setup.resume_id else "startup"  # SessionStart
@@ -224,10 +226,10 @@ class AgentSession:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
 
-    def _make_permissions(self) -> Permissions:
+    def _make_permissions(self, settings: list[SettingsFile]) -> Permissions:
         from agent_cli.agent.permission_sources import gather_rules
 
-        gathered = gather_rules(self.config, self.workspace, self.trusted)
+        gathered = gather_rules(self.config, self.workspace, self.trusted, settings)
         self.warnings.extend(gathered.warnings)
         self.rule_warnings = list(gathered.warnings)
         return Permissions(self.permission_mode, self.workspace, gathered.rules)  # type: ignore[arg-type]

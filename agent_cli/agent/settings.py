@@ -1,4 +1,5 @@
-"""Claude Code's JSON settings files, found and parsed once: hooks and permission rules read them.
+"""Claude Code's JSON settings files, found and parsed once per session: hooks and permission rules
+read the same parsed files (`load_all_settings`; the session hands them to both).
 
 Which files, lowest precedence first:
 - user:      `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude/settings.json`): the person's own
@@ -6,15 +7,17 @@ Which files, lowest precedence first:
 - workspace: `.claude/settings.json`, `.claude/settings.local.json`, `.agent/settings.json`, read only
              in a trusted workspace (agent/trust.py): they can make the agent run code.
 
+Permission rules read the workspace's files trusted or not (their deny and ask rules only make the
+agent more careful; agent/permission_sources.py); hooks only the files `trusted_files` keeps.
 A file that is missing is skipped; one that cannot be read or is not a JSON object comes back with
-`error` set (one line naming the file) and empty `data`, so every other file still works.
+`problem` set (`error`: one line naming the file) and empty `data`, so every other file still works.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +31,12 @@ class SettingsFile:
     path: Path
     origin: Origin
     data: Mapping[str, Any] = field(default_factory=dict)
-    error: str = ""  # one line: "<path>: <what is wrong>"; data is empty then
+    problem: str = ""  # what is wrong with the file ("" when nothing); data is empty then
+
+    @property
+    def error(self) -> str:
+        """One line: "<path>: <what is wrong>" ("" when nothing is)."""
+        return f"{self.path}: {self.problem}" if self.problem else ""
 
 
 def claude_user_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -51,28 +59,39 @@ def settings_paths(
 def load_settings(
     workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None
 ) -> list[SettingsFile]:
-    """The existing settings files, parsed (see the module docstring for which and in what order)."""
+    """The existing settings files that may run code here, parsed (the module docstring says which)."""
+    return trusted_files(load_all_settings(workspace, env), trusted)
+
+
+def load_all_settings(workspace: Path, env: Mapping[str, str] | None = None) -> list[SettingsFile]:
+    """Every existing settings file, the user's and the workspace's whether trusted or not, parsed:
+    each reader keeps what it may use."""
     return [
         read_settings(path, origin)
-        for path, origin in settings_paths(workspace, trusted=trusted, env=env)
+        for path, origin in settings_paths(workspace, trusted=True, env=env)
         if path.is_file()
     ]
+
+
+def trusted_files(files: Sequence[SettingsFile], trusted: bool) -> list[SettingsFile]:
+    """The files whose hooks may run: the user's own, and the workspace's when it is trusted."""
+    return [f for f in files if f.origin == "user" or trusted]
 
 
 def read_settings(path: Path, origin: Origin) -> SettingsFile:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return SettingsFile(path, origin, error=f"{path}: cannot be read ({exc}); ignored")
+        return SettingsFile(path, origin, problem=f"cannot be read ({exc}); ignored")
     if not text.strip():
         return SettingsFile(path, origin)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
-        return SettingsFile(path, origin, error=f"{path}: invalid JSON at {where}: {exc.msg}; ignored")
+        return SettingsFile(path, origin, problem=f"invalid JSON at {where}: {exc.msg}; ignored")
     if not isinstance(data, dict):
         return SettingsFile(
-            path, origin, error=f"{path}: must be a JSON object, not {type(data).__name__}; ignored"
+            path, origin, problem=f"must be a JSON object, not {type(data).__name__}; ignored"
         )
     return SettingsFile(path, origin, data)

@@ -66,6 +66,6 @@ def test_a_bad_file_or_rule_is_one_line_and_the_rest_works(tmp_path: Path) -> No
     ]
     text = "\n".join(gathered.warnings)
     assert len(gathered.warnings) == 4, text
-    assert ".claude/settings.json: not valid JSON" in text
+    assert ".claude/settings.json: invalid JSON at line 1" in text  # the parse hooks share (settings.py)
     assert ".claude/settings.local.json: permissions.deny must be a list" in text
     assert "'Bash(x'" in text and "'Edit('" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agent_cli.agent.settings import load_settings
@@ -53,3 +54,29 @@ def test_a_broken_user_settings_file_is_one_warning_and_its_hooks_are_skipped(tm
         f"{home / 'settings.json'}: invalid JSON at line 1 column 11: Expecting value; ignored",
     )
     assert ext.groups == ()
+
+
+def test_a_session_reads_the_settings_once_for_rules_and_hooks(tmp_path, monkeypatch):
+    """One parse serves permission rules and hooks: a trusted workspace's rules and hooks both apply,
+    and a broken file is one warning, not one per reader."""
+    from agent_cli.agent.config import Config
+    from agent_cli.agent.runner import AgentSession, SessionSetup
+    from agent_cli.llm.scripted import Script, ScriptedProvider
+
+    ws = tmp_path / "ws"
+    hooks = {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}
+    settings = {"permissions": {"deny": ["Bash(rm:*)"]}, "hooks": hooks}
+    _write(ws / ".claude" / "settings.json", json.dumps(settings))
+    _write(ws / ".claude" / "settings.local.json", '{"permissions": ')
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    config = Config(model="scripted", provider="scripted")
+    session = AgentSession(config, ScriptedProvider(Script(responses=[])), SessionSetup(ws, trusted=True))
+    try:
+        rules = [(r.rule.text, r.effect, r.source) for r in session.permissions.rules]
+        assert ("Bash(rm:*)", "deny", ".claude/settings.json") in rules
+        assert type(session.hooks).__name__ == "CommandHooks"  # the Stop hook of the same file
+        broken = [w for w in session.warnings if "settings.local.json" in w]
+        assert len(broken) == 1 and "invalid JSON" in broken[0], session.warnings
+    finally:
+        session.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -17,12 +16,11 @@ from typing import TYPE_CHECKING
 from agent_cli.agent.hooks.api import (
     HookRunner,
     NoHooks,
-    PreToolOutcome,
-    combine_permission,
     compaction_due,
     hook_block,
     stop_feedback,
 )
+from agent_cli.agent.tool_calls import ToolCalls
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import (
     AssistantMessage,
@@ -32,19 +30,15 @@ from agent_cli.core.events import (
     ErrorEvent,
     Event,
     Notice,
-    PermissionDenied,
-    PermissionRequest,
     RequestStarted,
     Retrying,
     TextDelta,
     ThinkingDelta,
-    ToolFinished,
-    ToolStarted,
     TurnFinished,
     TurnStarted,
     UsageUpdate,
 )
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, ToolCall, Trust, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
 from agent_cli.llm.base import (
     Provider,
     StreamDone,
@@ -54,11 +48,9 @@ from agent_cli.llm.base import (
     StreamToolStart,
     StreamUsage,
 )
-from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.base import ToolContext
 from agent_cli.tools.permissions import Permissions
-from agent_cli.tools.preview import permission_preview
-from agent_cli.tools.registry import ToolRegistry, run_call
-from agent_cli.tools.sandbox import permission_note
+from agent_cli.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from agent_cli.agent.session import EventLog
@@ -114,15 +106,21 @@ class Loop:
         self.totals = totals or Totals()
         self.debug = debug
         self.hooks: HookRunner = hooks or NoHooks()
-        self._hook_stop: str | None = None  # a hook's `continue: false` during this response's tools
         self.turn = 0
-        self.tool_calls_run = 0
         self.requests_this_run = 0
         # called once per prompt, before its first tool call that may change the workspace (checkpoints)
         self.before_change: Callable[[Emit], Awaitable[None]] | None = None
         self._changed_this_run = False
         self.interrupt_reason = ""  # set by whoever cancels the turn; "" = the person interrupted
-        self._metas: list[tuple[str, dict]] = []
+        self.calls = ToolCalls(
+            tools=tools,
+            permissions=permissions,
+            tool_ctx=tool_ctx,
+            interactive=interactive,
+            log=log,
+            hooks=self.hooks,
+            first_change=self.first_change,
+        )
 
     # -- the view: every change is logged, then applied ------------------------------------------
     def _append(self, kind: str, message: Message, emit: Emit, **extra: object) -> None:
@@ -209,17 +207,17 @@ class Loop:
                     self._append("user", Message("user", (stop_feedback(resume),), self.turn), emit)
                     continue
                 results = []
-                self._hook_stop = None
+                self.calls.hook_stop = None
                 while pending:
-                    batch = self._batch(pending)
-                    results += await asyncio.gather(*(self._run_tool(b, emit) for b in batch))
+                    batch = self.calls.batch(pending)
+                    results += await asyncio.gather(*(self.calls.run(b, emit) for b in batch))
                     del pending[: len(batch)]
                 self._append("tool_results", Message("user", tuple(results), self.turn), emit)
                 self._record_metas()
                 results = []
                 emit(ContextUpdate(self.engine.status()))
-                if self._hook_stop is not None:
-                    return self._finish(emit, "stopped_by_hook", self._hook_stop)
+                if self.calls.hook_stop is not None:
+                    return self._finish(emit, "stopped_by_hook", self.calls.hook_stop)
             emit(
                 Notice(
                     f"stopped after {self.max_turns} model calls (--max-turns); the task is not finished: "
@@ -257,7 +255,7 @@ class Loop:
     def _record_metas(self) -> None:
         """Facts tools reported beside their output (exit code, line range), in the order a resume
         replays them: after the results they belong to are in the view."""
-        metas, self._metas = self._metas, []
+        metas, self.calls.metas = self.calls.metas, []
         for tool_use_id, meta in metas:
             self.engine.ledger.record_result(tool_use_id, meta)
 
@@ -376,104 +374,12 @@ class Loop:
         return status
 
     # -- tools -------------------------------------------------------------------------------------
-    def _batch(self, pending: list[Block]) -> list[Block]:
-        """The next calls to run: a run of consecutive concurrency-safe calls (several `task` calls)
-        together, anything else one at a time. Results keep the order of the calls."""
-        batch = [pending[0]]
-        if not self._concurrent(pending[0]):
-            return batch
-        for block in pending[1:]:
-            if not self._concurrent(block):
-                break
-            batch.append(block)
-        return batch
-
-    def _concurrent(self, block: Block) -> bool:
-        return bool(getattr(self.tools.get(block.name), "concurrency_safe", False))
-
     async def first_change(self, emit: Emit) -> None:
         """Before this prompt's first tool call that may change the workspace (a sub-agent's too)."""
         if not self._changed_this_run:
             self._changed_this_run = True
             if self.before_change is not None:
                 await self.before_change(emit)
-
-    async def _run_tool(self, block: Block, emit: Emit) -> Block:
-        call = ToolCall.from_block(block)
-        tool = self.tools.get(call.name)
-        target = _target(tool, call)
-        meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
-        hooked = await self.hooks.pre_tool_use(call, emit)
-        self._hook_stop = self._hook_stop or hooked.stop
-        if hooked.blocked is not None:
-            emit(PermissionDenied(call, target, f"blocked by a PreToolUse hook: {hooked.blocked}"))
-            denied: str | None = hooked.blocked
-        else:
-            denied = await self._permission(tool, call, target, emit, hooked) if tool is not None else None
-        started = time.monotonic()  # after the person answered: the duration is the tool's own
-        if denied:
-            result = ToolResult(denied, is_error=True)
-        else:
-            if tool is not None and not tool.read_only:
-                await self.first_change(emit)
-            emit(ToolStarted(call, target))
-            ctx = replace(self.tool_ctx, call_id=call.id, emit=emit)  # per call: calls may run together
-            result = await run_call(self.tools, call, ctx)
-            self.tool_calls_run += 1
-            after = await self.hooks.post_tool_use(call, result, emit)
-            self._hook_stop = self._hook_stop or after.stop
-            if after.feedback:
-                feedback = f"\n\n<post-tool-use-hook>\n{after.feedback}\n</post-tool-use-hook>"
-                result = replace(result, output=result.output + feedback)
-        duration = time.monotonic() - started
-        emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
-        if result.meta:
-            self._metas.append((call.id, result.meta))  # the ledger takes them once it saw the results
-            meta_json = json.dumps(result.meta, default=str)
-            self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
-        if isinstance(result.meta.get("output_ref"), str):  # the tool kept its full output in the store
-            meta = replace(meta, ref=result.meta["output_ref"])
-        return Block.tool_result(call.id, result.output, result.is_error, meta)
-
-    async def _permission(
-        self, tool, call: ToolCall, target: str, emit: Emit, hooked: PreToolOutcome | None = None
-    ) -> str | None:
-        """None when the call may run; else the message the model reads."""
-        decision = self.permissions.decide(tool, call.input)
-        decision = combine_permission(decision, hooked)
-        if decision.action == "allow":
-            return None
-        if decision.action == "ask" and self.interactive:
-            future: asyncio.Future = asyncio.get_running_loop().create_future()
-            preview = permission_preview(call.name, call.input, self.tool_ctx.workspace)
-            rule = self.permissions.describe_rule(tool, call.input)
-            cwd = str(self.tool_ctx.workspace)
-            reason = _with_note(decision.reason, tool, call, self.tool_ctx, "\n")
-            emit(PermissionRequest(call, target, reason, rule, preview.text, preview.kind, cwd, future))
-            answer = await future
-            self.log.append("permission", tool=call.name, target=target, answer=answer)
-            if answer == "allow_always":
-                saved = self.permissions.allow_always(tool, call.input)
-                if saved:
-                    emit(Notice(f"saved for this session: {', '.join(saved)}", "info"))
-                return None
-            if answer == "allow_once":
-                return None
-            emit(PermissionDenied(call, target, "denied by the person"))
-            return (
-                f"The person denied permission to run {call.name} on {target}. Ask them or try another way."
-            )
-        if decision.action == "ask":
-            rules = self.permissions.always_rules(tool, call.input)
-            hint = f" (e.g. --allowed-tools '{' '.join(rules)}')" if rules else ""
-            reason = f"not allowed without a person to ask: {decision.reason}"
-            advice = f"Re-run agent with --permission-mode auto-edit or yolo, or allow it by a rule{hint}."
-        else:
-            reason, advice = decision.reason, ""
-        shown = _with_note(reason, tool, call, self.tool_ctx)
-        emit(PermissionDenied(call, target, shown))
-        self.log.append("permission", tool=call.name, target=target, answer="deny", reason=shown)
-        return f"Permission denied: {call.name} {target}: {reason}. {advice}".rstrip()
 
 
 def compacted_event(compaction: Compaction) -> Compacted:
@@ -485,21 +391,6 @@ def compacted_event(compaction: Compaction) -> Compacted:
         compaction.summary,
         compaction.refs,
     )
-
-
-def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext, sep: str = "; ") -> str:
-    """`text` and, for bash, where the command would run (sandboxed, unconfined, outside the sandbox)."""
-    note = permission_note(tool.name if tool else "", call.input, ctx.sandbox)
-    return f"{text}{sep}{note}" if note else text
-
-
-def _target(tool, call: ToolCall) -> str:
-    if tool is None:
-        return ""
-    try:
-        return tool.target(call.input)
-    except Exception:  # noqa: BLE001 - a label must never break a turn
-        return ""
 
 
 def _hint(exc: ProviderError) -> str:

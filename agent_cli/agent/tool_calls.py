@@ -1,0 +1,167 @@
+"""One response's tool calls, run: PreToolUse hooks, the permission question (or the refusal a
+headless run gives), the tool itself, PostToolUse hooks, and the result block the model reads.
+Concurrency-safe calls (several `task` calls) run together; anything else one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from agent_cli.agent.hooks.api import HookRunner, PreToolOutcome, combine_permission
+from agent_cli.core.events import (
+    Event,
+    Notice,
+    PermissionDenied,
+    PermissionRequest,
+    ToolFinished,
+    ToolStarted,
+)
+from agent_cli.core.types import Block, BlockMeta, ToolCall, Trust
+from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.preview import permission_preview
+from agent_cli.tools.registry import ToolRegistry, run_call
+from agent_cli.tools.sandbox import permission_note
+
+if TYPE_CHECKING:
+    from agent_cli.agent.session import EventLog
+
+Emit = Callable[[Event], None]
+
+
+class ToolCalls:
+    """Runs tool calls for a loop. `first_change(emit)` is awaited before a call that may change the
+    workspace (the loop takes its checkpoint once per prompt). After a response's calls, `hook_stop`
+    holds a hook's `continue: false` reason and `metas` the facts tools reported for the ledger."""
+
+    def __init__(
+        self,
+        *,
+        tools: ToolRegistry,
+        permissions: Permissions,
+        tool_ctx: ToolContext,
+        interactive: bool,
+        log: EventLog,
+        hooks: HookRunner,
+        first_change: Callable[[Emit], Awaitable[None]],
+    ) -> None:
+        self.tools = tools
+        self.permissions = permissions
+        self.tool_ctx = tool_ctx
+        self.interactive = interactive
+        self.log = log
+        self.hooks = hooks
+        self.first_change = first_change
+        self.hook_stop: str | None = None  # a hook's `continue: false` during this response's tools
+        self.metas: list[tuple[str, dict]] = []
+
+    def batch(self, pending: list[Block]) -> list[Block]:
+        """The next calls to run: a run of consecutive concurrency-safe calls (several `task` calls)
+        together, anything else one at a time. Results keep the order of the calls."""
+        batch = [pending[0]]
+        if not self._concurrent(pending[0]):
+            return batch
+        for block in pending[1:]:
+            if not self._concurrent(block):
+                break
+            batch.append(block)
+        return batch
+
+    def _concurrent(self, block: Block) -> bool:
+        return bool(getattr(self.tools.get(block.name), "concurrency_safe", False))
+
+    async def run(self, block: Block, emit: Emit) -> Block:
+        call = ToolCall.from_block(block)
+        tool = self.tools.get(call.name)
+        target = _target(tool, call)
+        meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
+        hooked = await self.hooks.pre_tool_use(call, emit)
+        self.hook_stop = self.hook_stop or hooked.stop
+        if hooked.blocked is not None:
+            emit(PermissionDenied(call, target, f"blocked by a PreToolUse hook: {hooked.blocked}"))
+            denied: str | None = hooked.blocked
+        else:
+            denied = await self._permission(tool, call, target, emit, hooked) if tool is not None else None
+        started = time.monotonic()  # after the person answered: the duration is the tool's own
+        if denied:
+            result = ToolResult(denied, is_error=True)
+        else:
+            if tool is not None and not tool.read_only:
+                await self.first_change(emit)
+            emit(ToolStarted(call, target))
+            ctx = replace(self.tool_ctx, call_id=call.id, emit=emit)  # per call: calls may run together
+            result = await run_call(self.tools, call, ctx)
+            after = await self.hooks.post_tool_use(call, result, emit)
+            self.hook_stop = self.hook_stop or after.stop
+            if after.feedback:
+                feedback = f"\n\n<post-tool-use-hook>\n{after.feedback}\n</post-tool-use-hook>"
+                result = replace(result, output=result.output + feedback)
+        duration = time.monotonic() - started
+        emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
+        if result.meta:
+            self.metas.append((call.id, result.meta))  # the ledger takes them once it saw the results
+            meta_json = json.dumps(result.meta, default=str)
+            self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
+        if isinstance(result.meta.get("output_ref"), str):  # the tool kept its full output in the store
+            meta = replace(meta, ref=result.meta["output_ref"])
+        return Block.tool_result(call.id, result.output, result.is_error, meta)
+
+    async def _permission(
+        self, tool, call: ToolCall, target: str, emit: Emit, hooked: PreToolOutcome | None = None
+    ) -> str | None:
+        """None when the call may run; else the message the model reads."""
+        decision = self.permissions.decide(tool, call.input)
+        decision = combine_permission(decision, hooked)
+        if decision.action == "allow":
+            return None
+        if decision.action == "ask" and self.interactive:
+            future: asyncio.Future = asyncio.get_running_loop().create_future()
+            preview = permission_preview(call.name, call.input, self.tool_ctx.workspace)
+            rule = self.permissions.describe_rule(tool, call.input)
+            cwd = str(self.tool_ctx.workspace)
+            reason = _with_note(decision.reason, tool, call, self.tool_ctx, "\n")
+            emit(PermissionRequest(call, target, reason, rule, preview.text, preview.kind, cwd, future))
+            answer = await future
+            self.log.append("permission", tool=call.name, target=target, answer=answer)
+            if answer == "allow_always":
+                saved = self.permissions.allow_always(tool, call.input)
+                if saved:
+                    emit(Notice(f"saved for this session: {', '.join(saved)}", "info"))
+                return None
+            if answer == "allow_once":
+                return None
+            emit(PermissionDenied(call, target, "denied by the person"))
+            return (
+                f"The person denied permission to run {call.name} on {target}. Ask them or try another way."
+            )
+        if decision.action == "ask":
+            rules = self.permissions.always_rules(tool, call.input)
+            hint = f" (e.g. --allowed-tools '{' '.join(rules)}')" if rules else ""
+            reason = f"not allowed without a person to ask: {decision.reason}"
+            advice = f"Re-run agent with --permission-mode auto-edit or yolo, or allow it by a rule{hint}."
+        else:
+            reason, advice = decision.reason, ""
+        shown = _with_note(reason, tool, call, self.tool_ctx)
+        emit(PermissionDenied(call, target, shown))
+        self.log.append("permission", tool=call.name, target=target, answer="deny", reason=shown)
+        return f"Permission denied: {call.name} {target}: {reason}. {advice}".rstrip()
+
+
+def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext, sep: str = "; ") -> str:
+    """`text` and, for bash, where the command would run (sandboxed, unconfined, outside the sandbox)."""
+    note = permission_note(tool.name if tool else "", call.input, ctx.sandbox)
+    return f"{text}{sep}{note}" if note else text
+
+
+def _target(tool, call: ToolCall) -> str:
+    if tool is None:
+        return ""
+    try:
+        return tool.target(call.input)
+    except Exception:  # noqa: BLE001 - a label must never break a turn
+        return ""

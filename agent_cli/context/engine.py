@@ -2,8 +2,9 @@
 
 It owns the view (the messages that are sent), appends to it with ingest rules (injections merged,
 user context on the first message, T0 offload), applies what the policy decides, assembles requests,
-learns from usage (token calibration, cache health) and keeps incremental token accounting: one raw
-count per view message, so appending costs the new message and a compaction only its spans.
+learns from usage (token calibration, cache health). Token accounting of the view is
+context/accounting.py: one raw count per view message, so appending costs the new message and a
+compaction only its spans.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import TTL_SECONDS, CacheMonitor, PrefixKey
 from agent_cli.context.invariants import assert_valid
@@ -27,7 +29,6 @@ from agent_cli.context.model import (
     apply_compaction,
 )
 from agent_cli.context.offload import (
-    category,
     clean_message,
     context_blocks,
     merge_injections,
@@ -38,7 +39,7 @@ from agent_cli.context.offload import (
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
 from agent_cli.context.store import MemoryStore, OffloadStore
-from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
+from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ContextOverflowError, NothingToGain
 from agent_cli.core.events import ContextStatus
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 DEFAULT_INJECTION_TAG = "system-reminder"
 LEDGER_RENDER_CHARS = 24_000  # the ledger as the tiers see it (oldest messages shortened beyond this)
-BREAKDOWN = ("system", "tools", "user_context", "messages", "tool_results", "summaries", "attachments")
 _PASTE = re.compile(r"^paste-(\d+)$")
 
 
@@ -109,13 +109,8 @@ class ContextEngine:
             ttl_seconds=config.cache_ttl_seconds, cache_min_tokens=model.cache_min_tokens
         )
         self._view: list[Message] = []
-        self._raw: list[int] = []  # raw token count of each view message
-        self._raw_total = 0
-        self._raw_base = self.assembler.raw_base()
+        self.tokens = ViewAccounting(self.counter, self.assembler.raw_base())
         self._pending: list[Block] = []
-        self._billed: tuple[int, int] | None = None  # (billed input, view length of that request)
-        self._epoch = 0  # bumped when the messages a built request holds change
-        self._built_length = 0
         self._last_request_at: float | None = None
         self._paste_seq = 0
         self._usage = Usage()
@@ -145,13 +140,12 @@ class ContextEngine:
             message = merge_injections(message, context, pending)
         if self._view and self._view[-1].role == message.role:
             index = len(self._view) - 1
-            self._invalidate_from(index)
+            self.tokens.invalidate_from(index)
             self._set(index, merge_same_role(self._view[index], message))
         else:
             index = len(self._view)
             self._view.append(message)
-            self._raw.append(0)
-            self._set(index, message)
+            self.tokens.count(index, message)
         merged = index != len(self._view) - 1 or self._view[index] is not message
         compactions: list[Compaction] = []
         if message.role == "user" and ingest:
@@ -205,29 +199,19 @@ class ContextEngine:
             raise ValueError("there is nothing to send: the conversation is empty")
         self._check()
         _, reserved = self._budget()
-        counts = [self.counter.scale(r) for r in self._raw]
+        counts = self.tokens.scaled()
         previous = _previous_request_end(self._view)
-        request = self.assembler.build(
-            self._view,
-            model=self.model.name,
-            max_tokens=max_tokens or reserved,
-            ttl=self.config.cache_ttl,
-            previous_last_index=previous,
-            cache_min_tokens=self.model.cache_min_tokens,
-            message_tokens=counts,
-        )
+        request = self._assemble(self._view, counts, max_tokens or reserved, previous)
         now = self.clock()
-        stable = self.counter.scale(self._raw_base) + (
-            sum(counts[: previous + 1]) if previous is not None else 0
-        )
+        stable = self.tokens.stable(counts, previous)
         request.metadata.update(
             view_length=len(self._view),
-            raw_estimate=self._raw_base + self._raw_total,
-            epoch=self._epoch,
+            raw_estimate=self.tokens.raw_base + self.tokens.raw_total,
+            epoch=self.tokens.epoch,
             sent_at=now,
             stable_tokens=stable if request.metadata.get("breakpoints") else 0,
         )
-        self._built_length = len(self._view)
+        self.tokens.built_length = len(self._view)
         self._last_request_at = now
         return request
 
@@ -240,24 +224,29 @@ class ContextEngine:
         meta = BlockMeta(Trust.SYSTEM, "memory", self.clock(), tag="session-memory-request")
         ask = Message("user", (Block.text_block(instruction, meta),), self._view[-1].turn)
         view = list(self._view)
-        counts = [self.counter.scale(r) for r in self._raw]
+        counts = self.tokens.scaled()
         if view[-1].role == "user":
             view[-1] = merge_same_role(view[-1], ask)
             counts[-1] = self.counter.scale(self.counter.raw_message(view[-1]))
         else:
             view.append(ask)
             counts.append(self.counter.scale(self.counter.raw_message(ask)))
-        request = self.assembler.build(
+        request = self._assemble(view, counts, max_tokens, _previous_request_end(self._view))
+        request.metadata.update(purpose="memory", sent_at=self.clock())
+        return replace(request, tool_choice={"type": "none"})
+
+    def _assemble(
+        self, view: list[Message], counts: list[int], max_tokens: int, previous: int | None
+    ) -> Request:
+        return self.assembler.build(
             view,
             model=self.model.name,
             max_tokens=max_tokens,
             ttl=self.config.cache_ttl,
-            previous_last_index=_previous_request_end(self._view),
+            previous_last_index=previous,
             cache_min_tokens=self.model.cache_min_tokens,
             message_tokens=counts,
         )
-        request.metadata.update(purpose="memory", sent_at=self.clock())
-        return replace(request, tool_choice={"type": "none"})
 
     def observe(self, request: Request, usage: Usage) -> list[str]:
         """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""
@@ -266,9 +255,7 @@ class ContextEngine:
         if billed > 0 and request.model == self.model.name:
             raw = int(meta.get("raw_estimate") or self.counter.raw_request(request))
             self.counter.calibrate(raw, billed)
-            length = meta.get("view_length")
-            if meta.get("epoch") == self._epoch and isinstance(length, int) and length <= len(self._view):
-                self._billed = (billed, length)
+            self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(self._view))
         self._usage = self._usage + usage
         self._cost += self.model.cost(usage)
         warning = self.cache.observe(
@@ -284,9 +271,7 @@ class ContextEngine:
         tokens: learn the factor from it and count from it, as `observe` would have."""
         if billed <= 0 or not self._view or self._view[-1].role != "assistant":
             return
-        length = len(self._view) - 1
-        self.counter.calibrate(self._raw_base + sum(self._raw[:length]), billed)
-        self._billed = (billed, length)
+        self.tokens.resume(billed, len(self._view) - 1)
 
     def status(self) -> ContextStatus:
         budget, reserved = self._budget()
@@ -303,7 +288,7 @@ class ContextEngine:
 
     def estimate(self) -> int:
         """The whole next request by our own count (no billed usage in it)."""
-        return self.counter.scale(self._raw_base + self._raw_total)
+        return self.tokens.estimate()
 
     # -- compaction ------------------------------------------------------------------------------------
     async def maybe_compact(self, *, trigger: str = "auto") -> list[Compaction]:
@@ -316,7 +301,7 @@ class ContextEngine:
         compaction = await self._require_policy().manual(self.messages, self.tier_context(focus=focus))
         if compaction is None:
             return None
-        before, after = self._used(), self._predicted_after(compaction)
+        before, after = self._used(), self.tokens.predicted_after(compaction.replacements)
         if after >= before:  # a summary longer than what it replaces: keep the context as it is
             raise NothingToGain(before, after)
         return self._apply(compaction, store_originals=True)
@@ -360,21 +345,8 @@ class ContextEngine:
     def breakdown(self) -> dict[str, int]:
         """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
         budget, reserved = self._budget()
-        raw = dict.fromkeys(BREAKDOWN, 0)
-        raw["tools"] = self.counter.raw_tools(self.assembler.tools)
-        raw["system"] = self._raw_base - raw["tools"]
-        for message in self._view:
-            raw["messages"] += MESSAGE_OVERHEAD
-            for block in message.blocks:
-                raw[category(block)] += self.counter.raw_block(block)
-        used = self._used()
-        total = sum(raw.values()) or 1
-        parts = {k: round(v * used / total) for k, v in raw.items()}
-        biggest = max(parts, key=lambda k: parts[k])
-        parts[biggest] += used - sum(parts.values())
-        parts["free"] = max(0, budget - used)
-        parts["reserved"] = reserved
-        return parts
+        tools = self.counter.raw_tools(self.assembler.tools)
+        return self.tokens.breakdown(self._view, tools, budget, reserved)
 
     def metrics(self) -> dict[str, float | int]:
         return {
@@ -396,16 +368,13 @@ class ContextEngine:
         self.counter.set_model(model.name)
         self.cache.cache_min_tokens = model.cache_min_tokens
         self.cache.reset()
-        self._billed = None
-        self._epoch += 1
+        self.tokens.prefix_changed()
 
     def set_tools(self, tools: list[dict[str, Any]]) -> None:
         """Another tool list (an MCP server connected, a deferred schema was loaded): the next
         request's prefix differs, so the last billed count no longer describes it."""
         self.assembler.set_tools(tools)
-        self._raw_base = self.assembler.raw_base()
-        self._billed = None
-        self._epoch += 1
+        self.tokens.prefix_changed(self.assembler.raw_base())
 
     # -- internals -------------------------------------------------------------------------------------
     def _apply(self, compaction: Compaction, *, store_originals: bool) -> Compaction:
@@ -418,13 +387,10 @@ class ContextEngine:
                 self.store.put(ref, text)
         spans = sorted(compaction.replacements, key=lambda s: s.start)
         self._move_memory_covers(spans, len(view))
-        for span in reversed(spans):
-            counts = [self.counter.raw_message(m) for m in span.messages]
-            self._raw_total += sum(counts) - sum(self._raw[span.start : span.end])
-            self._raw[span.start : span.end] = counts
+        self.tokens.replace(spans)
         self._view = view
         if spans:
-            self._invalidate_from(spans[0].start)
+            self.tokens.invalidate_from(spans[0].start)
         for ref in compaction.refs:
             found = _PASTE.match(ref)
             if found:
@@ -439,32 +405,11 @@ class ContextEngine:
         return replace(compaction, before=before, after=self._used())
 
     def _set(self, index: int, message: Message) -> None:
-        count = self.counter.raw_message(message)
-        self._raw_total += count - self._raw[index]
-        self._raw[index] = count
+        self.tokens.count(index, message)
         self._view[index] = message
 
-    def _predicted_after(self, compaction: Compaction) -> int:
-        """The size the context would have with `compaction` applied, by our own count."""
-        delta = sum(
-            sum(self.counter.raw_message(m) for m in span.messages) - sum(self._raw[span.start : span.end])
-            for span in compaction.replacements
-        )
-        return self.counter.scale(self._raw_base + self._raw_total + delta)
-
     def _used(self) -> int:
-        if self._billed is not None:
-            billed, length = self._billed
-            return billed + self.counter.scale(sum(self._raw[length:]))
-        return self.estimate()
-
-    def _invalidate_from(self, start: int) -> None:
-        """Messages from `start` on changed: billed usage before it stays valid."""
-        if self._billed is not None and start < self._billed[1]:
-            self._billed = None
-        if start < self._built_length:
-            self._epoch += 1
-            self._built_length = min(self._built_length, start)
+        return self.tokens.used()
 
     def _move_memory_covers(self, spans: list[SpanReplacement], length: int) -> None:
         """The note's coverage follows the view; a boundary inside a replaced span moves to its start."""

@@ -1,0 +1,119 @@
+"""Incremental token accounting of the view (DESIGN §5): one raw count per view message, so appending
+costs the new message and a compaction only its spans; the context in use is the last request's
+billed input plus our estimate of what was added since, while that request's messages are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_cli.context.model import SpanReplacement
+from agent_cli.context.offload import category
+from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
+from agent_cli.core.types import Message
+
+BREAKDOWN = ("system", "tools", "user_context", "messages", "tool_results", "summaries", "attachments")
+
+
+class ViewAccounting:
+    """Token counts of a view the engine owns; it reports every change of the view here."""
+
+    def __init__(self, counter: TokenCounter, raw_base: int) -> None:
+        self.counter = counter
+        self.raw: list[int] = []  # raw token count of each view message
+        self.raw_total = 0
+        self.raw_base = raw_base  # system prompt and tools
+        self.billed: tuple[int, int] | None = None  # (billed input, view length of that request)
+        self.epoch = 0  # bumped when the messages a built request holds change
+        self.built_length = 0  # view length of the last request built
+
+    # -- changes of the view -----------------------------------------------------------------------
+    def count(self, index: int, message: Message) -> None:
+        """The view's message at `index` is now `message` (index == len: a new last message)."""
+        if index == len(self.raw):
+            self.raw.append(0)
+        count = self.counter.raw_message(message)
+        self.raw_total += count - self.raw[index]
+        self.raw[index] = count
+
+    def replace(self, spans: Sequence[SpanReplacement]) -> None:
+        """A compaction's spans (sorted by start) replaced their messages."""
+        for span in reversed(spans):
+            counts = [self.counter.raw_message(m) for m in span.messages]
+            self.raw_total += sum(counts) - sum(self.raw[span.start : span.end])
+            self.raw[span.start : span.end] = counts
+
+    def invalidate_from(self, start: int) -> None:
+        """Messages from `start` on changed: billed usage before it stays valid."""
+        if self.billed is not None and start < self.billed[1]:
+            self.billed = None
+        if start < self.built_length:
+            self.epoch += 1
+            self.built_length = min(self.built_length, start)
+
+    def prefix_changed(self, raw_base: int | None = None) -> None:
+        """Another model or tool list: the last billed count no longer describes the next request."""
+        if raw_base is not None:
+            self.raw_base = raw_base
+        self.billed = None
+        self.epoch += 1
+
+    # -- what was billed -----------------------------------------------------------------------------
+    def observe(self, billed: int, epoch: object, length: object, view_length: int) -> None:
+        """A response to a request built at (`epoch`, `length`) was billed `billed` input tokens."""
+        if epoch == self.epoch and isinstance(length, int) and length <= view_length:
+            self.billed = (billed, length)
+
+    def resume(self, billed: int, length: int) -> None:
+        """The view's first `length` messages were billed `billed` (a resumed session's last request)."""
+        self.counter.calibrate(self.raw_base + sum(self.raw[:length]), billed)
+        self.billed = (billed, length)
+
+    # -- figures -------------------------------------------------------------------------------------
+    def scaled(self) -> list[int]:
+        """Each view message's tokens, calibrated."""
+        return [self.counter.scale(r) for r in self.raw]
+
+    def stable(self, counts: Sequence[int], previous: int | None) -> int:
+        """Tokens of the prefix the last request already sent (system, tools, messages to `previous`)."""
+        return self.counter.scale(self.raw_base) + (
+            sum(counts[: previous + 1]) if previous is not None else 0
+        )
+
+    def estimate(self) -> int:
+        """The whole next request by our own count (no billed usage in it)."""
+        return self.counter.scale(self.raw_base + self.raw_total)
+
+    def used(self) -> int:
+        if self.billed is not None:
+            billed, length = self.billed
+            return billed + self.counter.scale(sum(self.raw[length:]))
+        return self.estimate()
+
+    def predicted_after(self, spans: Sequence[SpanReplacement]) -> int:
+        """The size the context would have with `spans` replaced, by our own count."""
+        delta = sum(
+            sum(self.counter.raw_message(m) for m in span.messages) - sum(self.raw[span.start : span.end])
+            for span in spans
+        )
+        return self.counter.scale(self.raw_base + self.raw_total + delta)
+
+    def breakdown(
+        self, view: Sequence[Message], tools_raw: int, budget: int, reserved: int
+    ) -> dict[str, int]:
+        """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
+        raw = dict.fromkeys(BREAKDOWN, 0)
+        raw["tools"] = tools_raw
+        raw["system"] = self.raw_base - raw["tools"]
+        for message in view:
+            raw["messages"] += MESSAGE_OVERHEAD
+            for block in message.blocks:
+                raw[category(block)] += self.counter.raw_block(block)
+        used = self.used()
+        total = sum(raw.values()) or 1
+        parts = {k: round(v * used / total) for k, v in raw.items()}
+        biggest = max(parts, key=lambda k: parts[k])
+        parts[biggest] += used - sum(parts.values())
+        parts["free"] = max(0, budget - used)
+        parts["reserved"] = reserved
+        return parts

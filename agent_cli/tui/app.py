@@ -13,13 +13,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from textual import events, on, work
-from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Collapsible
 from textual.worker import Worker, WorkerState
 
-from agent_cli.agent.api import MODE_CYCLE, AgentBackend
+from agent_cli.agent.api import AgentBackend
 from agent_cli.core.events import (
     CommandResult,
     ContextStatus,
@@ -30,21 +29,18 @@ from agent_cli.core.events import (
     UsageUpdate,
 )
 from agent_cli.tui.backend_reader import BackendReader
+from agent_cli.tui.command_views import CommandViews
 from agent_cli.tui.commands import command_name, local_help, merged_commands
 from agent_cli.tui.completion import argument_choices
 from agent_cli.tui.double_press import DoublePress
+from agent_cli.tui.key_actions import KeyActions
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.paste_parser import paste_driver_class
-from agent_cli.tui.screens.context_screen import ContextScreen
-from agent_cli.tui.screens.permission_screen import PermissionScreen, ask_permission
+from agent_cli.tui.screens.permission_screen import ask_permission
 from agent_cli.tui.screens.plan_screen import PlanScreen
-from agent_cli.tui.screens.rewind_screen import RewindScreen
-from agent_cli.tui.screens.sessions_screen import SessionsScreen
-from agent_cli.tui.screens.text_screen import TextScreen
 from agent_cli.tui.screens.trust_screen import TrustQuestion, TrustScreen
 from agent_cli.tui.turn_renderer import TurnRenderer, user_text
 from agent_cli.tui.widgets.activity_line import ActivityLine
-from agent_cli.tui.widgets.command_output import CommandOutput
 from agent_cli.tui.widgets.context_warning import ContextWarning
 from agent_cli.tui.widgets.error_message import ErrorMessage
 from agent_cli.tui.widgets.notice import Notice
@@ -55,12 +51,11 @@ from agent_cli.tui.widgets.user_message import UserMessage
 from agent_cli.tui.widgets.welcome import WelcomeHeader, WelcomeInfo, welcome_info
 
 BackendLoader = Callable[[], Awaitable[AgentBackend]]
-QUIT_HINT = "press Ctrl+C again to quit"
 BUSY_HINT = "working · Esc to interrupt"
 PLAN_APPROVED = "The plan is approved: go ahead."
 
 
-class AgentApp(App[None]):
+class AgentApp(CommandViews, KeyActions, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "agent"
     BINDINGS = [
@@ -357,158 +352,12 @@ class AgentApp(App[None]):
                 self._finished = event
             await self.renderer.handle(event)
 
-    async def _command_result(self, event: CommandResult) -> None:
-        assert self.renderer is not None
-        if not event.is_error and event.name == "clear":
-            await self.transcript.clear()
-            self.renderer.reset()
-        elif not event.is_error and event.name == "rewind" and "prompts" in event.data:
-            self._pick_rewind(event.data["prompts"])
-            return
-        elif (
-            not event.is_error
-            and event.name == "resume"
-            or (not event.is_error and event.name == "rewind" and event.data.get("mode") != "code")
-        ):
-            await self.transcript.clear()
-            self.renderer.reset()
-            await self._paint_conversation()
-            self._refresh_commands()
-            self._refresh_cost()
-        if event.text:
-            if len(event.text.splitlines()) > self.long_text_lines and not event.is_error:
-                await self._show_text(event.name, event.text)
-            else:
-                await self.transcript.add(CommandOutput(event.name, event.text, is_error=event.is_error))
-            if event.is_error:
-                self.renderer.error_shown()  # the TurnFinished that follows adds no second panel
-        self._refresh_status()
-
-    async def _show_text(self, name: str, text: str) -> None:
-        await self.transcript.add(Notice(f"/{name}: opened in the viewer (Esc closes it)"))
-        self.push_screen(TextScreen(f"/{name}", text))
-
-    async def _show_context(self) -> None:
-        if (reader := self.reader) is None:
-            await self.transcript.add(Notice("/context is available once a model is loaded", "warning"))
-            return
-        breakdown, status = reader.breakdown(), reader.status()
-        if breakdown is not None and status is not None:
-            self.push_screen(ContextScreen(breakdown, status, reader.model))
-
-    async def _pick_session(self) -> None:
-        if (reader := self.reader) is None:
-            await self.transcript.add(Notice("/resume is available once a model is loaded", "warning"))
-            return
-
-        def picked(session_id: str | None) -> None:
-            if session_id:
-                self.call_later(self.run_prompt, f"/resume {session_id}")
-
-        others = [s for s in reader.sessions() if s.id != reader.session_id]  # not the one open now
-        self.push_screen(SessionsScreen(others, reader.session_id), callback=picked)
-
-    def _pick_rewind(self, prompts: list) -> None:
-        def picked(choice: str | None) -> None:
-            if choice:
-                self.call_later(self.run_prompt, f"/rewind {choice}")
-
-        self.push_screen(RewindScreen(prompts), callback=picked)
-
-    # -- keys --------------------------------------------------------------------------------------
-    def on_prompt_input_edited(self, message: PromptInput.Edited) -> None:
-        self._last_prompt_key = self._clock()
-
-    def on_permission_screen_typed_through(self, message: PermissionScreen.TypedThrough) -> None:
-        self._last_prompt_key = self._clock()
-        self.prompt.type_through(message.key, message.character)
-
-    def action_cycle_mode(self) -> None:
-        """Shift+Tab: ask → auto-edit → plan → ask (yolo only by flag or /permissions)."""
-        if len(self.screen_stack) > 1 or self.backend is None:
-            raise SkipAction()
-        current = self.backend.permission_mode
-        self._set_mode(
-            MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)] if current in MODE_CYCLE else "ask"
-        )
-
-    def _set_mode(self, mode: str) -> None:
-        try:
-            assert self.backend is not None
-            self.backend.set_permission_mode(mode)
-        except Exception as exc:  # noqa: BLE001 - the app stays up and says why
-            self._backend_error(f"could not switch to {mode}: {exc}")
-        self._refresh_status()
-
-    def action_interrupt(self) -> None:
-        if len(self.screen_stack) > 1:
-            raise SkipAction()
-        if not self.turn_running:
-            # Esc Esc on an empty prompt: rewind (as in Claude Code)
-            if self.backend is not None and not self.prompt.text.strip() and self._rewind_press.press():
-                self.call_later(self.run_prompt, "/rewind")
-                return
-            raise SkipAction()
-        self._interrupt()
-
-    def action_ctrl_c(self) -> None:
-        if self.turn_running:
-            if isinstance(self.screen, PermissionScreen):
-                self.screen.dismiss("deny")
-            self._interrupt()
-            return
-        if len(self.screen_stack) > 1:
-            self.screen.dismiss(None)
-            return
-        selected = self.screen.get_selected_text() or self.prompt.text_area.selected_text
-        if selected:  # Ctrl+C copies a selection, as it does everywhere else
-            self.copy_to_clipboard(selected)
-            self.activity.show("copied")
-            self.set_timer(self._quit_press.window, self._clear_quit_hint)
-        elif self._quit_press.press():
-            self.exit()
-        else:
-            self.activity.show(QUIT_HINT)
-            self.set_timer(self._quit_press.window, self._clear_quit_hint)
-
-    def _clear_quit_hint(self) -> None:
-        if self.activity.text in (QUIT_HINT, "copied"):
-            self.activity.show("")
-
-    def _interrupt(self) -> None:
-        if self._interrupting:  # asked twice: stop waiting for the backend
-            if self._turn is not None:
-                self._turn.cancel()
-            return
-        self._interrupting = True
-        self.activity.show("interrupting…", busy=True)
-        try:
-            assert self.backend is not None
-            self.backend.interrupt()
-        except Exception:
-            if self._turn is not None:
-                self._turn.cancel()
-
-    def action_scroll_transcript(self, direction: int) -> None:
-        """PageUp/PageDown scroll the transcript while typing goes on in the prompt."""
-        if len(self.screen_stack) > 1:
-            raise SkipAction()  # a viewer or picker on top scrolls itself
-        if direction < 0:
-            self.transcript.scroll_page_up(animate=False)
-        else:
-            self.transcript.scroll_page_down(animate=False)
-
     @on(events.Click)
     @on(Collapsible.Toggled)
     def _refocus_prompt(self) -> None:
         """A click in the transcript (expanding a tool call, say) leaves typing in the prompt."""
         if len(self.screen_stack) == 1:
             self.call_after_refresh(self.prompt.focus_input)
-
-    async def action_clear_screen(self) -> None:
-        await self.transcript.clear()
-        if self.renderer is not None:
-            self.renderer.reset()
 
 
 def create_app(

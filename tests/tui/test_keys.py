@@ -6,7 +6,8 @@ from fake_backend import FakeBackend, Pause, tool_call
 from tui_helpers import type_text, wait_until
 
 from agent_cli.core.events import TextDelta, ToolStarted
-from agent_cli.tui.app import QUIT_HINT, AgentApp, create_app
+from agent_cli.tui.app import AgentApp, create_app
+from agent_cli.tui.key_actions import QUIT_HINT
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.notice import Notice
 from agent_cli.tui.widgets.tool_call import ToolCall

@@ -6,23 +6,20 @@ definitions or in command files is one warning line each, and the session starts
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agent_cli.agent.api import COMMANDS
 from agent_cli.agent.config import Config
 from agent_cli.agent.custom_commands import CustomCommand, CustomCommands, load_custom_commands
-from agent_cli.agent.hooks.api import Emit, HookRunner, NoHooks
+from agent_cli.agent.hooks.api import Emit, HookRunner
 from agent_cli.agent.hooks.load import build_hooks, hook_groups
 from agent_cli.agent.hooks.runner import HookIdentity, Record
 from agent_cli.agent.hooks.spec import HookGroup
 from agent_cli.agent.settings import SettingsFile, claude_user_dir, load_settings, trusted_files
 from agent_cli.agent.trust import user_config_dir
-from agent_cli.core.events import Event, Notice, PermissionRequest
+from agent_cli.core.events import Notice
 from agent_cli.tools.rules import SourcedRule, parse_rules
 from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
 
@@ -77,32 +74,6 @@ def command_rules(command: CustomCommand, trusted: bool, emit: Emit) -> list[Sou
     for problem in problems:
         emit(Notice(problem, "warning"))
     return rules
-
-
-def notifying(hooks: HookRunner, emit: Emit, tasks: set[asyncio.Task]) -> Emit:
-    """`emit`, plus Notification hooks (in the background, kept in `tasks`) when a permission
-    question opens: the agent is waiting for the person."""
-    if isinstance(hooks, NoHooks):
-        return emit
-
-    def notify(event: Event) -> None:
-        emit(event)
-        if isinstance(event, PermissionRequest):
-            name = event.call.name if event.call else "a tool"
-            task = asyncio.ensure_future(
-                hooks.notification(f"agent needs your permission to use {name}", emit)
-            )
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-    return notify
-
-
-def run_detached(work: Coroutine[Any, Any, None]) -> None:
-    """Run `work` to the end on an event loop of its own (from sync code, even inside a running loop)."""
-    thread = threading.Thread(target=asyncio.run, args=(work,), name="session-end-hooks", daemon=True)
-    thread.start()
-    thread.join()
 
 
 def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:

@@ -23,11 +23,9 @@ from agent_cli.agent.extensions import (
     command_rules,
     load_extensions,
     make_sandbox,
-    notifying,
-    run_detached,
 )
-from agent_cli.agent.hooks import HookRunner, NoHooks
-from agent_cli.agent.hooks.api import hook_block
+from agent_cli.agent.hooks import HookRunner
+from agent_cli.agent.hooks.lifecycle import SessionHooks
 from agent_cli.agent.hooks.runner import HookIdentity
 from agent_cli.agent.lock import SessionLock
 from agent_cli.agent.loop import Loop, Totals
@@ -112,12 +110,10 @@ class AgentSession:
         self.totals = Totals()
         self.store.check_writable()
         self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
-        self._background: set[asyncio.Task] = set()
-        self._ended = False
         ext: SessionExtensions = load_extensions(config, self.workspace, self.trusted, settings)
         self.hooks: HookRunner = hooks or ext.hooks(self._hook_identity, self._record)
         self.custom = ext.commands
-        self._start_source: str | None = "resume" if setup.resume_id else "startup"  # SessionStart
+        self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
         self.warnings += agent_warnings
@@ -297,7 +293,7 @@ class AgentSession:
         for warning in self.warnings:  # what opening the session found, told once
             queue.put_nowait(Notice(warning, "warning"))
         self.warnings = []
-        emit = notifying(self.hooks, queue.put_nowait, self._background)
+        emit = self.lifecycle.notifying(queue.put_nowait)
         if custom := self.custom.find(text):
             work = self._custom_turn(*custom, text.strip(), emit)
         elif text.startswith("/") and not text.startswith("//"):
@@ -321,7 +317,7 @@ class AgentSession:
             self.engine.inject(reminder(load_prompt("plan_mode")))
         try:
             await self._before_turn(emit)
-            await self._session_start(emit)
+            await self.lifecycle.start(emit, self.engine.inject)
             return await self.loop.run(prompt, emit, user_message=user_message)
         finally:
             self._after_turn(emit)
@@ -364,17 +360,9 @@ class AgentSession:
             if self.model != model:
                 self.set_model(model)
 
-    async def _session_start(self, emit: Callable[[Event], None]) -> None:
-        """SessionStart hooks run before the first prompt of a session (their output is context)."""
-        source, self._start_source = self._start_source, None
-        if source is not None:
-            for text in await self.hooks.session_start(source, emit):
-                self.engine.inject(hook_block(text, "session-start-hook"))
-
     async def restart_hooks(self, reason: str) -> None:
         """/clear: SessionEnd hooks run now, SessionStart ones before the next prompt (as Claude Code)."""
-        await self.hooks.session_end(reason)
-        self._start_source = reason
+        await self.lifecycle.restart(reason)
 
     def _hook_identity(self) -> HookIdentity:
         return HookIdentity(self.session_id, self.log.path, self.permission_mode)
@@ -427,27 +415,19 @@ class AgentSession:
         self.log.close()
         self.totals = Totals()
         self.warnings = []
-        self._start_source = "resume" if session_id else "clear"
+        self.lifecycle.reopened("resume" if session_id else "clear")
         self._open(session_id, lock=lock, running=self.memory_schedule.task)
 
     def close(self, reason: str = "other") -> None:
         """End the session from sync code: SessionEnd hooks run (bounded by their timeouts), the log closes."""
-        if not self._ended and not isinstance(self.hooks, NoHooks):
-            run_detached(self.hooks.session_end(reason))
-        self._end()
+        self.lifecycle.end_sync(reason)
+        self.log.close()
 
     async def aclose(self, reason: str = "other") -> None:
         """Stop the MCP servers (on the loop they run on), run SessionEnd hooks, then close the log."""
         if self.mcp is not None:
             await self.mcp.aclose()
-        if not self._ended:
-            await self.hooks.session_end(reason)
-        self._end()
-
-    def _end(self) -> None:
-        self._ended = True  # SessionEnd runs once, whichever of close/aclose comes first
-        for task in list(self._background):
-            task.cancel()
+        await self.lifecycle.end(reason)
         self.log.close()
 
 

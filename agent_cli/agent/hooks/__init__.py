@@ -2,7 +2,8 @@
 
 api.py is what the loop knows (HookRunner, outcomes, NoHooks); spec.py parses definitions;
 process.py runs one command and reads its answer; runner.py combines them per event; load.py finds
-them in config and settings files.
+them in config and settings files; lifecycle.py runs SessionStart, SessionEnd and Notification for
+one session.
 """
 
 from agent_cli.agent.hooks.api import (

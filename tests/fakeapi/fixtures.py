@@ -1,5 +1,5 @@
 """The `fake_anthropic` and `fake_openai` pytest fixtures: a running fake server on a free port,
-stopped afterwards.
+stopped afterwards; `Sleeps`, a provider's `sleep` that records the retry waits instead of sleeping.
 
 def test_something(fake_anthropic):
     fake_anthropic.push(text("hi"))
@@ -32,3 +32,13 @@ def fake_openai() -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
+
+
+class Sleeps:
+    """An injected `sleep` that records the waits instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, delay: float) -> None:
+        self.delays.append(delay)

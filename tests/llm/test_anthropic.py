@@ -38,17 +38,8 @@ from tests.fakeapi import (
     server_error,
     text,
 )
+from tests.fakeapi.fixtures import Sleeps
 from tests.fakeapi.server import api_key_from
-
-
-class Sleeps:
-    """An injected `sleep` that records the waits instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def make(server: FakeAnthropic, sleeps: Sleeps | None = None, **kwargs: Any) -> AnthropicProvider:

@@ -34,16 +34,9 @@ from tests.fakeapi import (
     server_error,
     text,
 )
+from tests.fakeapi.fixtures import Sleeps
 from tests.fakeapi.openai_server import FakeOpenAI, context_length_exceeded
 from tests.fakeapi.replies import Fault
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
 
 
 def make(

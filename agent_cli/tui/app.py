@@ -33,9 +33,9 @@ from agent_cli.tui.command_views import CommandViews
 from agent_cli.tui.commands import command_name, local_help, merged_commands
 from agent_cli.tui.completion import argument_choices
 from agent_cli.tui.double_press import DoublePress
+from agent_cli.tui.driver import paste_driver_class
 from agent_cli.tui.key_actions import KeyActions
 from agent_cli.tui.key_guard import KeyGuard
-from agent_cli.tui.paste_parser import paste_driver_class
 from agent_cli.tui.screens.permission_screen import ask_permission
 from agent_cli.tui.screens.plan_screen import PlanScreen
 from agent_cli.tui.screens.trust_screen import TrustQuestion, TrustScreen

@@ -2,7 +2,7 @@
 
 `LinuxDriver.run_input_thread` builds its `XTermParser` inside the loop, so the loop is repeated here
 as it is in Textual 8.2 with the one change: the parser. Import it through `paste_driver_class()`
-(agent_cli/tui/paste_parser.py), which only picks it where Textual would pick `LinuxDriver`.
+(agent_cli/tui/driver.py), which only picks it where Textual would pick `LinuxDriver`.
 """
 
 from __future__ import annotations

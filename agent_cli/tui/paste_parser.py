@@ -21,13 +21,11 @@ pressed on their own while such a paste is stalled, end it and act as usual.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 
-from textual import constants, events
+from textual import events
 from textual._time import get_time
 from textual._xterm_parser import BRACKETED_PASTE_END, BRACKETED_PASTE_START, XTermParser
-from textual.driver import Driver
 from textual.message import Message
 
 PASTE_STALL_SECONDS = 1.0
@@ -134,13 +132,3 @@ class FastPasteParser(XTermParser):
                 self._sent_part = True
                 yield events.Paste(text)
         yield from super().tick()
-
-
-def paste_driver_class() -> type[Driver] | None:
-    """The driver for `App(driver_class=...)`: Textual's Linux driver with this parser, or None (let
-    Textual choose) where Textual would not use that driver (Windows, `TEXTUAL_DRIVER` set)."""
-    if sys.platform == "win32" or constants.DRIVER:
-        return None
-    from agent_cli.tui.paste_driver import FastPasteDriver
-
-    return FastPasteDriver

@@ -17,8 +17,9 @@ from textual._xterm_parser import XTermParser
 from textual.message import Message
 
 from agent_cli.tui.app import create_app
+from agent_cli.tui.driver import paste_driver_class
 from agent_cli.tui.paste_driver import FastPasteDriver
-from agent_cli.tui.paste_parser import FastPasteParser, carried, paste_driver_class
+from agent_cli.tui.paste_parser import FastPasteParser, carried
 
 START, END = "\x1b[200~", "\x1b[201~"
 LINE = "0123456789 abcdefghij 0123456789 abcdefghij 0123456789 abcdefghij 0123456789 abcdefg\r"

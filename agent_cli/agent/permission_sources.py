@@ -1,7 +1,8 @@
 """Where permission rules come from, gathered for one session (tools/rules.py parses them).
 
 - flags: `--allowed-tools` / `--disallowed-tools`;
-- the user's config (`[permissions]` in ~/.config/agent/config.toml): always;
+- the user's config (`[permissions]` in ~/.config/agent/config.toml) and `permissions.allow|ask|deny`
+  in their Claude Code settings (`~/.claude/settings.json`, as Claude Code reads it): always;
 - the workspace: `[permissions]` in `.agent/config.toml` and `permissions.allow|ask|deny` in
   `.claude/settings.json`, `.claude/settings.local.json` and `.agent/settings.json`. Their deny and
   ask rules always apply (they only make the agent more careful); their allow rules only in a
@@ -56,18 +57,18 @@ def gather_rules(
     add(PermissionRules(deny=flags.deny, ask=flags.ask), "--disallowed-tools")
     add(config.permissions, "user config")
     add(config.workspace_permissions, ".agent/config.toml", trusted)
-    for file in settings if settings is not None else load_all_settings(workspace):
-        if file.origin != "workspace":
-            continue
+    files = list(settings if settings is not None else load_all_settings(workspace))
+    # the person's own Claude Code settings count like their config; the workspace's need trust to allow
+    for file in sorted(files, key=lambda f: f.origin != "user"):
         name = (
             file.path.relative_to(workspace).as_posix()
             if file.path.is_relative_to(workspace)
-            else str(file.path)
+            else _home_relative(file.path)
         )
         table, problem = (PermissionRules(), file.problem) if file.problem else settings_rules(file.data)
         if problem:
             warnings.append(f"{name}: {problem}")
-        add(table, name, trusted)
+        add(table, name, trusted or file.origin == "user")
     return GatheredRules(tuple(rules), tuple(warnings))
 
 
@@ -85,3 +86,11 @@ def settings_rules(data: Mapping[str, Any]) -> tuple[PermissionRules, str]:
         else:
             problems.append(f"permissions.{effect} must be a list of strings; ignored")
     return PermissionRules(**kept), "; ".join(problems)
+
+
+def _home_relative(path: Path) -> str:
+    """`~/.claude/settings.json` rather than the whole home path, in warnings and rule sources."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)

@@ -69,3 +69,31 @@ def test_a_bad_file_or_rule_is_one_line_and_the_rest_works(tmp_path: Path) -> No
     assert ".claude/settings.json: invalid JSON at line 1" in text  # the parse hooks share (settings.py)
     assert ".claude/settings.local.json: permissions.deny must be a list" in text
     assert "'Bash(x'" in text and "'Edit('" in text
+
+
+def test_the_person_s_claude_settings_rules_apply_in_any_workspace(tmp_path: Path, monkeypatch) -> None:
+    """Claude Code reads `permissions` from ~/.claude/settings.json; so do we, allow rules included
+    (it is the person's own file, like their config), before the workspace's."""
+    user_dir = tmp_path / "claude-home"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user_dir))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _settings(
+        user_dir, "settings.json", {"permissions": {"allow": ["Bash(make:*)"], "deny": ["Read(~/.ssh/**)"]}}
+    )
+    _settings(ws, ".claude/settings.json", {"permissions": {"allow": ["Bash(npm test)"]}})
+    listed = _listed(gather_rules(Config(), ws, trusted=False))
+    user = str(user_dir / "settings.json")
+    assert listed[:2] == [("Bash(make:*)", "allow", user), ("Read(~/.ssh/**)", "deny", user)]
+    assert (
+        "Bash(npm test)",
+        "allow",
+        ".claude/settings.json",
+    ) not in listed  # the workspace still needs trust
+    _settings(user_dir, "settings.json", "{broken")
+    warned = gather_rules(Config(), ws, trusted=True)
+    assert [w for w in warned.warnings if user in w] and (
+        "Bash(npm test)",
+        "allow",
+        ".claude/settings.json",
+    ) in _listed(warned)

@@ -159,7 +159,7 @@ def test_sessions_piped_is_plain_text_with_full_ids_and_the_prompt_as_typed(work
 
 def test_sessions_on_a_terminal_show_markup_in_prompts_as_text(workspace, monkeypatch, capsys):
     from agent_cli.agent.api import SessionInfo
-    from agent_cli.cli import _print_sessions
+    from agent_cli.cli.commands import print_sessions as _print_sessions
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.setenv("COLUMNS", "200")

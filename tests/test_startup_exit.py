@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_cli.cli import _headless_run, _may_use_sdk
+from agent_cli.cli.main import _headless_run, _may_use_sdk
 
 PROBE = """
 import sys

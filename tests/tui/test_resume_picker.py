@@ -6,7 +6,8 @@ from tui_helpers import wait_until
 
 from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
-from agent_cli.cli import PICK, _normalize
+from agent_cli.cli.commands import PICK
+from agent_cli.cli.commands import normalize as _normalize
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.tui.app import create_app
 from agent_cli.tui.screens.sessions_screen import SessionsScreen
@@ -42,7 +43,7 @@ async def test_agent_resume_opens_the_picker_and_resumes_the_choice(workspace) -
     async def loader() -> AgentSession:  # as `agent --resume` builds it: the TUI loads the backend
         return session
 
-    app = create_app(backend_loader=loader, initial_prompt="/resume")  # what cli._tui passes
+    app = create_app(backend_loader=loader, initial_prompt="/resume")  # what cli.tui_launch.run_tui passes
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         picker = app.screen

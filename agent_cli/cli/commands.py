@@ -1,0 +1,295 @@
+"""The command line: flags, the config they override, and the subcommands (`sessions`,
+`mcp list`, `replay`). The work itself is in launch.py and tui_launch.py."""
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_cli.cli.launch import Start, fail, headless, trust_decision
+from agent_cli.cli.tui_launch import run_tui
+
+if TYPE_CHECKING:
+    from agent_cli.agent.config import Config
+
+PICK = "@pick"
+
+
+def normalize(argv: list[str]) -> list[str]:
+    """`--resume` with no id means: pick one (typer options cannot take an optional value)."""
+    out = []
+    for index, arg in enumerate(argv):
+        out.append(arg)
+        if arg in ("--resume", "-r"):
+            following = argv[index + 1] if index + 1 < len(argv) else None
+            if following is None or following.startswith("-"):
+                out.append(PICK)
+    return out
+
+
+def typer_app():
+    import typer
+
+    app = typer.Typer(
+        add_completion=False,
+        invoke_without_command=True,
+        no_args_is_help=False,
+        help="agent — a terminal coding agent with a context engine.",
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def run(
+        ctx: typer.Context,
+        prompt: str | None = typer.Option(
+            None,
+            "-p",
+            "--print",
+            metavar="TASK",
+            help="Run this task headless and print the answer ('-' reads stdin).",
+        ),
+        output_format: str = typer.Option(
+            "text", "--output-format", metavar="FORMAT", help="text | json | stream-json (with -p)."
+        ),
+        resume: str | None = typer.Option(
+            None, "--resume", "-r", metavar="[ID]", help="Resume a session by id (or pick one)."
+        ),
+        continue_: bool = typer.Option(
+            False, "--continue", "-c", metavar="", help="Continue the latest session here."
+        ),
+        fork_session: bool = typer.Option(
+            False,
+            "--fork-session",
+            metavar="",
+            help="With --continue/--resume: go on in a copy (a new session).",
+        ),
+        model: str | None = typer.Option(None, "--model", "-m", metavar="NAME", help="Model name."),
+        provider: str | None = typer.Option(
+            None, "--provider", metavar="NAME", help="anthropic | scripted | openai."
+        ),
+        permission_mode: str | None = typer.Option(
+            None, "--permission-mode", metavar="MODE", help="ask | auto-edit | plan | yolo."
+        ),
+        budget_tokens: int | None = typer.Option(
+            None, "--budget-tokens", metavar="N", help="Context budget in tokens."
+        ),
+        max_turns: int | None = typer.Option(
+            None, "--max-turns", metavar="N", help="Model calls per prompt."
+        ),
+        script: str | None = typer.Option(
+            None, "--script", metavar="FILE", help="Script for the scripted provider."
+        ),
+        demo: bool = typer.Option(
+            False, "--demo", metavar="", help="A scripted model, offline, no key needed."
+        ),
+        debug: bool = typer.Option(
+            False, "--debug", metavar="", help="Check context invariants after every change."
+        ),
+        allowed_tools: list[str] = typer.Option(
+            [],
+            "--allowed-tools",
+            "--allowedTools",
+            metavar="RULES",
+            help='Rules to allow, e.g. "Bash(git diff:*) Edit".',
+        ),
+        disallowed_tools: list[str] = typer.Option(
+            [],
+            "--disallowed-tools",
+            "--disallowedTools",
+            metavar="RULES",
+            help='Rules to deny, e.g. "Bash(rm:*)".',
+        ),
+        trust_workspace: bool = typer.Option(
+            False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json, hooks and settings."
+        ),
+        version: bool = typer.Option(False, "--version", "-V", metavar="", help="Print the version."),
+    ) -> None:
+        if version:
+            from agent_cli import __version__
+
+            typer.echo(f"agent {__version__}")
+            raise typer.Exit()
+        if ctx.invoked_subcommand is not None:
+            return
+        if output_format not in ("text", "json", "stream-json"):
+            raise typer.BadParameter("use text, json or stream-json", param_hint="--output-format")
+        overrides: dict[str, Any] = {
+            "model": model,
+            "provider": "scripted" if demo or script else provider,
+            "permission_mode": permission_mode,
+            "max_turns": max_turns,
+            "script": script,
+            "debug": debug or None,
+            "context.budget_tokens": budget_tokens,
+            "trust_workspace": trust_workspace or None,
+        }
+        config = _with_flag_rules(_config(overrides), allowed_tools, disallowed_tools)
+        workspace = Path.cwd()
+        resume_id = _resume_id(config, workspace, resume, continue_)
+        if prompt is not None and resume == PICK:
+            fail("--resume needs a session id with -p (see `agent sessions`), or use --continue")
+        if fork_session and not resume_id:
+            fail("--fork-session needs --continue or --resume ID (the session to copy)")
+        start = Start(resume_id, fork_session)
+        if prompt is not None:
+            code = headless(config, workspace, prompt, output_format, start, demo)
+            raise typer.Exit(code)
+        run_tui(config, workspace, start, demo, pick=resume == PICK)
+
+    @app.command()
+    def sessions() -> None:
+        """List the sessions of this workspace: id, start time, turns, first prompt."""
+        from agent_cli.agent.session import SessionStore
+
+        config = _config({})
+        store = SessionStore(config.sessions_root(Path.cwd()))
+        print_sessions(store, list(store.list()))
+
+    mcp_app = typer.Typer(
+        help="MCP servers from .mcp.json and config.toml (mcp_servers tables).", no_args_is_help=True
+    )
+    app.add_typer(mcp_app, name="mcp")
+
+    @mcp_app.command("list")
+    def mcp_list(
+        ctx: typer.Context,
+        trust_workspace: bool = typer.Option(
+            False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json and config servers."
+        ),
+    ) -> None:
+        """Start each MCP server, show its state, tool count and the tokens its schemas cost, stop it."""
+        trusted = trust_workspace or bool(ctx.find_root().params.get("trust_workspace"))
+        _mcp_list(_config({"trust_workspace": trusted or None}), Path.cwd())
+
+    @app.command()
+    def replay(
+        file: Path = typer.Argument(
+            ..., exists=True, dir_okay=False, help="Claude Code JSONL or our events.jsonl."
+        ),
+        policy: str = typer.Option(
+            "default", "--policy", help="default | default+subtask | none | claude-code | masking."
+        ),
+        budget_tokens: int | None = typer.Option(
+            None, "--budget-tokens", metavar="N", help="Context budget in tokens."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+        dump_requests: Path | None = typer.Option(
+            None, "--dump-requests", help="Write each simulated request to this file, one JSON per line."
+        ),
+    ) -> None:
+        """Drive the context engine over a recorded session and report tokens, cache and cost."""
+        import json
+
+        from agent_cli.replay.driver import ReplayError
+        from agent_cli.replay.driver import replay as run_replay
+
+        try:
+            result = run_replay(file, policy=policy, budget_tokens=budget_tokens, dump_requests=dump_requests)
+        except ReplayError as exc:
+            fail(f"replay: {exc}" + (f"\n  {exc.hint}" if exc.hint else ""))
+            return
+        if as_json:
+            typer.echo(json.dumps(result.to_json(), indent=2))
+        else:
+            from rich.console import Console
+
+            from agent_cli.replay.report import render_table
+
+            render_table(result, Console())
+
+    return app
+
+
+def _mcp_list(config: "Config", workspace: Path) -> None:
+    import asyncio
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from agent_cli.agent.mcp.runtime import probe, runtime_for, server_rows
+    from agent_cli.context.tokens import TokenCounter
+
+    trust = trust_decision(config, workspace)
+    if trust.ignored:
+        print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
+    runtime = runtime_for(config, workspace, trusted=trust.trusted, interactive=False, report=None)
+    for problem in runtime.problems if runtime else ():
+        print(f"agent: {problem}", file=sys.stderr)
+    console = Console()
+    if runtime is None or not runtime.servers:
+        console.print("No MCP servers configured (.mcp.json, or [mcp_servers] in config.toml).", markup=False)
+        return
+    rows = server_rows(asyncio.run(probe(runtime)), TokenCounter(config.model))
+    table = Table("server", "state", "tools", "schema tokens", "from")
+    for name, origin, state, count, tokens in rows:
+        table.add_row(escape(name), escape(state), str(count), f"{tokens:,}", escape(origin))
+    console.print(table)
+    total = sum(row[4] for row in rows)
+    console.print(
+        f"MCP schemas together: {total:,} tokens (above 10% of the context budget they load on demand)"
+    )
+
+
+def print_sessions(store: Any, infos: list[Any]) -> None:
+    """A table on a terminal; plain tab-separated lines with full ids when piped. The person's words
+    are shown as they are: never parsed as markup."""
+    if not infos:
+        print(f"No sessions in {store.root}")
+        return
+    if not sys.stdout.isatty():
+        for info in infos:
+            prompt = " ".join(info.first_prompt.split())[:200]
+            print(f"{info.id}\t{info.started_at}\t{info.turns}\t{prompt}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("id", "started (UTC)", "turns", "first prompt")
+    for info in infos:
+        prompt = " ".join(info.first_prompt.split())[:70]
+        table.add_row(Text(info.id, no_wrap=True), info.started_at, str(info.turns), Text(prompt))
+    Console().print(table)
+
+
+def _config(overrides: dict[str, Any]) -> "Config":
+    from agent_cli.agent.config import load_config
+    from agent_cli.core.errors import ConfigError
+
+    try:
+        return load_config(Path.cwd(), overrides)
+    except ConfigError as exc:
+        fail(f"configuration error: {exc}")
+        raise
+
+
+def _with_flag_rules(config: "Config", allowed: list[str], disallowed: list[str]) -> "Config":
+    """--allowed-tools / --disallowed-tools (each repeatable, comma or space separated)."""
+    if not allowed and not disallowed:
+        return config
+    from dataclasses import replace
+
+    from agent_cli.agent.config import PermissionRules
+    from agent_cli.tools.rules import split_rule_list
+
+    allow = tuple(rule for text in allowed for rule in split_rule_list(text))
+    deny = tuple(rule for text in disallowed for rule in split_rule_list(text))
+    return replace(config, flag_permissions=PermissionRules(allow=allow, deny=deny))
+
+
+def _resume_id(config: "Config", workspace: Path, resume: str | None, continue_: bool) -> str | None:
+    from agent_cli.agent.session import SessionStore
+    from agent_cli.core.errors import SessionError
+
+    store = SessionStore(config.sessions_root(workspace))
+    if continue_:
+        latest = store.latest()
+        if latest is None:
+            fail(f"--continue: no earlier session in {store.root}")
+        return latest
+    if resume and resume != PICK:
+        try:
+            return store.resolve(resume)
+        except SessionError as exc:
+            fail(str(exc))
+    return None

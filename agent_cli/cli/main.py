@@ -1,0 +1,77 @@
+"""`agent`: the entry point. Imports are lazy: `--version` and `--help` load neither textual nor the
+anthropic SDK, and a headless run starts the SDK's import before anything else.
+
+The rest of the command line is a package of its own: `commands.py` (flags, config, subcommands),
+`launch.py` (provider, trust, session, a headless run), `tui_launch.py` (the TUI).
+"""
+
+import os
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    as_program = argv is None  # not called from Python: the process may end right after the answer
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv in (["--version"], ["-V"]):
+        from agent_cli import __version__
+
+        print(f"agent {__version__}")
+        return
+    headless = _headless_run(argv)
+    if headless and _may_use_sdk(argv):
+        _warm_sdk()  # ~1.5 s of imports: start them before anything else (typer, config, engine)
+    from agent_cli.cli.commands import normalize, typer_app
+
+    app = typer_app()
+    try:
+        app(args=normalize(argv), prog_name="agent")
+    except SystemExit as done:
+        if headless and as_program:
+            _exit_now(done.code)
+        raise
+
+
+def _headless_run(argv: list[str]) -> bool:
+    return any(a in ("-p", "--print") or a.startswith("--print=") for a in argv) and "--" not in argv
+
+
+def _may_use_sdk(argv: list[str]) -> bool:
+    """False when the flags already say the run will not talk through the anthropic SDK."""
+    if "--demo" in argv or "--script" in argv or any(a.startswith("--script=") for a in argv):
+        return False
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--provider" and i + 1 < len(argv) else None
+        if arg.startswith("--provider="):
+            value = arg.split("=", 1)[1]
+        if value is not None and value != "anthropic":
+            return False
+    return True
+
+
+def _exit_now(code: object) -> None:
+    """End a headless run the moment its answer is out. By now the session is closed: every log
+    event was fsynced as it was written and the log is closed, MCP servers are stopped, background
+    work was awaited, and stdout/stderr are flushed below. What is skipped is the interpreter's
+    teardown — collecting the SDK's thousands of pydantic classes, finalizing modules, joining the
+    import thread — which kept the process alive ~0.5 s after the answer (bench/startup.py)."""
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    if not isinstance(code, int) and code is not None:
+        print(code, file=sys.stderr)  # SystemExit("message") prints it; so do we
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(status)
+
+
+def _warm_sdk() -> None:
+    import threading
+
+    def load() -> None:
+        try:
+            import anthropic  # noqa: F401
+        except Exception:  # noqa: BLE001 - the real import reports it
+            pass
+
+    threading.Thread(target=load, daemon=True, name="warm-anthropic").start()

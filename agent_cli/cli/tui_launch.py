@@ -1,0 +1,121 @@
+"""The TUI's launch: refuse a session another process holds before painting, ask about trust
+first when the workspace brings hooks or MCP servers, build the session off the UI's loop, and end
+the process on SIGTERM/SIGHUP even if the terminal is gone."""
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_cli.cli.launch import NO_KEY, Start, build_session, fail, has_key, trust_decision
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent_cli.agent.config import Config
+    from agent_cli.agent.runner import AgentSession
+
+STOP_GRACE_SECONDS = 5.0  # after SIGTERM/SIGHUP, how long the TUI may take to close the terminal
+
+
+def check_openable(config: "Config", workspace: Path, start: Start) -> None:
+    """Before the TUI paints: a session another process has open, or sessions that cannot be
+    written here, end the run with one line (as `agent -p` does), not a screen with an error."""
+    from agent_cli.agent.lock import SessionLocked, holder
+    from agent_cli.agent.session import SessionStore
+    from agent_cli.core.errors import AgentError
+
+    store = SessionStore(config.sessions_root(workspace))
+    try:
+        store.check_writable()
+        if start.resume_id and not start.fork:
+            pid = holder(store.path(start.resume_id))
+            if pid is not None:
+                raise SessionLocked(start.resume_id, pid if pid > 0 else None)
+    except AgentError as exc:
+        fail(str(exc))
+
+
+def run_tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool = False) -> None:
+    from agent_cli.agent.signals import SignalStop, exit_code
+
+    if has_key(config):
+        check_openable(config, workspace, start)
+
+    def stopped(signum: int) -> None:
+        app.exit(return_code=exit_code(signum))
+        # Textual's driver can deadlock closing a terminal that hung up (its writer queue waits
+        # forever; seen after tmux kill-session). The log is fsynced per event and the session lock
+        # dies with the process, so if the app has not ended within a few seconds, leave anyway.
+        import threading
+
+        watchdog = threading.Timer(STOP_GRACE_SECONDS, os._exit, args=(exit_code(signum),))
+        watchdog.daemon = True
+        watchdog.start()
+
+    def on_session(session: "AgentSession") -> None:
+        # SIGTERM/SIGHUP: end the running tool, log the interruption, then leave with 143/129
+        SignalStop(session, stopped).install()
+
+    app = tui_app(config, workspace, start, demo, pick, on_session=on_session)
+    app.run()
+    close = getattr(app.backend, "close", None)
+    if callable(close):
+        close("prompt_input_exit")  # SessionEnd hooks run, the log is closed
+    if app.return_code:
+        raise SystemExit(app.return_code)
+
+
+def tui_app(
+    config: "Config",
+    workspace: Path,
+    start: Start,
+    demo: bool,
+    pick: bool = False,
+    on_session: "Callable[[AgentSession], None] | None" = None,
+    **app_args: Any,
+):
+    """The TUI for this workspace: it asks about trust first (when it must), then builds the session."""
+    from agent_cli.tui.app import create_app
+
+    startup_error = None if has_key(config) else NO_KEY
+    trust = trust_decision(config, workspace)
+    trusted = trust.trusted
+
+    def answer(yes: bool) -> str:
+        """The person's answer to the trust question: remembered on yes."""
+        nonlocal trusted
+        trusted = yes
+        if not yes:
+            names = ", ".join(str(p.relative_to(workspace)) for p in trust.ignored)
+            return f"not trusted: ignoring {names} (asked again next time; --trust-workspace uses them once)"
+        from agent_cli.agent.trust import TrustStore
+
+        try:
+            TrustStore.default().trust(workspace)
+        except OSError as exc:
+            return f"trusted for this session only: could not remember it ({exc})"
+        return f"trusted {workspace}: its hooks, MCP servers and settings are used"
+
+    async def loader():
+        import asyncio
+
+        session = await asyncio.to_thread(build_session, config, workspace, start, True, demo, trusted)
+        if session.mcp is not None:
+            session.mcp.start()  # on the app's loop: servers connect while the person types
+        if on_session is not None:
+            on_session(session)
+        return session
+
+    question = None
+    if trust.ignored and not startup_error:
+        from agent_cli.tui.screens.trust_screen import TrustQuestion
+
+        question = TrustQuestion(workspace, trust.ignored, answer)
+    app = create_app(
+        backend_loader=None if startup_error else loader,
+        startup_error=startup_error,
+        initial_prompt="/resume" if pick else None,
+        trust_question=question,
+        **app_args,  # tests: clock
+    )
+    return app

@@ -1,11 +1,11 @@
 """The Anthropic provider: streaming Messages API through the official SDK, with our own retries.
 
 - The SDK is imported lazily (it costs ~1.8 s): on first use, or ahead of time with `prepare()`.
-- Retries live here only (the SDK gets `max_retries=0`): 429, 529 / `overloaded_error` (also an SSE
-  `error` event that arrives before any content), 500/502/503/504 and connection errors, with
-  exponential backoff + jitter (capped at `backoff_max`) or the server's `retry-after-ms` /
-  `retry-after` (capped at 60 s). A `StreamRetry` is yielded before each wait. An error after content
-  was streamed is never retried silently: it is raised.
+- Retries are ours (llm/retry.py, shared with the OpenAI provider; the SDK gets `max_retries=0`):
+  429, 529 / `overloaded_error` (also an SSE `error` event that arrives before any content),
+  500/502/503/504 and connection errors, with exponential backoff + jitter (capped at `backoff_max`)
+  or the server's `retry-after-ms` / `retry-after` (capped at 60 s). A `StreamRetry` is yielded
+  before each wait. An error after content was streamed is never retried silently: it is raised.
 - Every failure leaves as a classified `ProviderError` (anthropic_errors.py).
 """
 
@@ -30,7 +30,6 @@ from agent_cli.llm.base import (
     Request,
     StreamDone,
     StreamEvent,
-    StreamRetry,
     StreamText,
     StreamThinking,
     StreamToolInput,
@@ -38,9 +37,8 @@ from agent_cli.llm.base import (
     StreamUsage,
     collect,
 )
-from agent_cli.llm.provider_errors import final_error, retry_reason, should_retry
+from agent_cli.llm.retry import Backoff, stream_with_retries
 
-RETRY_AFTER_CAP = 60.0  # the longest server-requested wait we honour
 _CONTENT_EVENTS = (StreamText, StreamThinking, StreamToolStart, StreamToolInput)
 
 
@@ -67,12 +65,10 @@ class AnthropicProvider:
             None if self.api_key else (auth_token or os.environ.get("ANTHROPIC_AUTH_TOKEN") or None)
         )
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self.max_retries = max(0, max_retries)
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
+        self.backoff = Backoff(
+            max(0, max_retries), backoff_base, backoff_max, sleep, rng or random.Random()
+        )  # one retry policy for every provider (llm/retry.py)
         self.timeout = timeout
-        self._sleep = sleep
-        self._rng = rng or random.Random()
         self._clock = clock
         self._client: Any = None
         self._lock = threading.Lock()
@@ -127,28 +123,15 @@ class AnthropicProvider:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         client = await self._ensure_client()
         body = request.to_api()
-        attempt = 0
-        while True:
-            turn = _Turn(self._clock)
-            try:
-                async with aclosing(self._attempt(client, body, turn)) as events:
-                    async for event in events:
-                        yield event
-                if not turn.finished:
-                    raise ProviderError(
-                        "network", "the response stream ended before the message was complete"
-                    )
-                break
-            except ProviderError as err:
-                if turn.content_started or not should_retry(err) or attempt >= self.max_retries:
-                    final = final_error(err, attempt, turn.content_started)
-                    if final is err:
-                        raise
-                    raise final from err
-                attempt += 1
-                delay = self._delay(attempt, err.retry_after)
-                yield StreamRetry(attempt, delay, retry_reason(err))
-                await self._sleep(delay)
+        attempts: list[_Attempt] = []
+
+        def new_attempt() -> _Attempt:
+            attempts.append(_Attempt(self._attempt, client, body, _Turn(self._clock)))
+            return attempts[-1]
+
+        async for event in stream_with_retries(new_attempt, self.backoff):
+            yield event
+        turn = attempts[-1].turn
         yield StreamDone(turn.message(), turn.usage, turn.stop_reason)
 
     async def _attempt(self, client: Any, body: dict[str, Any], turn: _Turn) -> AsyncIterator[StreamEvent]:
@@ -167,11 +150,27 @@ class AnthropicProvider:
         finally:
             await sse.close()
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, RETRY_AFTER_CAP)
-        ceiling = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
-        return ceiling * (0.5 + 0.5 * self._rng.random())
+
+@dataclass
+class _Attempt:
+    """One try of a streamed request (llm/retry.py's Attempt): its events, then a check that the
+    stream really ended with the message (a cut connection is a network error, retried)."""
+
+    run: Callable[[Any, dict[str, Any], _Turn], AsyncIterator[StreamEvent]]
+    client: Any
+    body: dict[str, Any]
+    turn: _Turn
+
+    @property
+    def content_started(self) -> bool:
+        return self.turn.content_started
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        async with aclosing(self.run(self.client, self.body, self.turn)) as events:
+            async for event in events:
+                yield event
+        if not self.turn.finished:
+            raise ProviderError("network", "the response stream ended before the message was complete")
 
 
 # -- assembling a response from raw stream events --------------------------------------------------

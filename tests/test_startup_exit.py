@@ -66,3 +66,16 @@ def test_a_headless_run_exits_with_its_output_and_code_intact(workspace: Path) -
         timeout=120,
     )
     assert failed.returncode == 2 and "--continue" in failed.stderr
+
+
+def test_the_collector_is_paused_only_while_the_sdk_is_imported() -> None:
+    """The warm-up pauses the cyclic collector (its passes over the SDK's new classes are ~20% of
+    the import) and turns it back on, with what was built frozen, once the import is done."""
+    code = (
+        "import gc\nfrom agent_cli.cli.main import _warm_sdk\n"
+        "assert gc.isenabled()\nthread = _warm_sdk()\npaused = not gc.isenabled()\nthread.join(120)\n"
+        "import sys\nprint(paused, gc.isenabled(), 'anthropic' in sys.modules, gc.get_freeze_count() > 10_000)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True", "True"]

@@ -98,8 +98,13 @@ def tui_app(
 
     async def loader():
         import asyncio
+        import gc
 
-        session = await asyncio.to_thread(build_session, config, workspace, start, True, demo, trusted)
+        gc.disable()  # as for `agent -p` (main._warm_sdk): the SDK's import makes no garbage
+        try:
+            session = await asyncio.to_thread(build_session, config, workspace, start, True, demo, trusted)
+        finally:
+            gc.enable()  # the app freezes what exists once the session is painted
         if session.mcp is not None:
             session.mcp.start()  # on the app's loop: servers connect while the person types
         if on_session is not None:

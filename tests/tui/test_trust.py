@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -57,6 +58,7 @@ async def test_trust_is_asked_first_and_a_yes_is_remembered(repo: Path, tmp_path
         await wait_until(pilot, lambda: app.backend is not None)
         assert app.backend.trusted and not isinstance(app.backend.hooks, NoHooks)
         assert any(f"trusted {repo}" in text for text in notices(app))
+        assert gc.isenabled()  # paused only while the session was built (tui_launch.loader)
     assert store(tmp_path).is_trusted(repo)
 
     again = tui_app(CONFIG, repo, Start(), demo=False)

@@ -58,6 +58,16 @@ class ToolRegistry:
             self._changed()
         return taken
 
+    def remove(self, names: Iterable[str]) -> None:
+        """Take these tools out (an MCP server changed its list); unknown names are ignored."""
+        shown = False
+        for name in names:
+            if self._tools.pop(name, None) is not None:
+                shown = shown or name not in self._deferred
+                self._deferred.discard(name)
+        if shown:
+            self._changed()
+
     def is_deferred(self, name: str) -> bool:
         return name in self._deferred
 

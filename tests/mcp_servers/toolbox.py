@@ -4,6 +4,7 @@ resource link, a tool that kills the server mid-call, one that never answers, on
     python -m tests.mcp_servers.toolbox                    # stdio
     python -m tests.mcp_servers.toolbox --http PORT        # streamable HTTP on 127.0.0.1:PORT/mcp
     TOOLBOX_EXTRA_TOOLS=N ...                              # N more tools with long schemas
+    TOOLBOX_DYNAMIC=1 ...                                  # `add_tool` registers a tool, sends list_changed
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
@@ -90,11 +91,24 @@ def _add_extra_tools(count: int) -> None:
         )
 
 
+async def add_tool(name: str, ctx: Context) -> str:
+    """Register a tool `name` that answers with its name, and tell the client the list changed."""
+
+    def added() -> str:
+        return f"{name} was added"
+
+    server.add_tool(added, name=name, description=f"Added at run time: {name}.")
+    await ctx.request_context.session.send_tool_list_changed()
+    return f"added {name}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, help="serve streamable HTTP on this port")
     args = parser.parse_args()
     _add_extra_tools(int(os.environ.get("TOOLBOX_EXTRA_TOOLS", "0")))
+    if os.environ.get("TOOLBOX_DYNAMIC"):
+        server.add_tool(add_tool)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:

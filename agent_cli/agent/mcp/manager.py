@@ -1,5 +1,7 @@
 """MCP servers, each on an asyncio task of its own that owns the SDK's context managers (anyio's
 cancel scopes must be entered and left by one task): connecting -> connected -> dead, or failed.
+`restart` stops a server's task and starts a fresh one (`/mcp reconnect`); a connected server that
+sends `notifications/tools/list_changed` has its tools listed again by its task.
 
 Calls come from the loop's task and race the server's end and a timeout, so a server that hangs or
 exits mid-call gives a clear error, never a hang. Every change of state is reported once through
@@ -47,13 +49,29 @@ class _Conn:
         self.session: Any = None
         self.settled = asyncio.Event()  # left "connecting"
         self.ended = asyncio.Event()  # the connection is over (whatever the reason)
-        self.wake = asyncio.Event()  # the owner should look: stop asked, or the stream ended
+        self.wake = asyncio.Event()  # the owner should look: stop asked, the stream ended, tools changed
         self.stopping = False
+        self.closed = False  # the transport's read stream ended
+        self.stale = False  # the server said its tool list changed
+        self.current = asyncio.Event()  # `tools` is the server's list as it last said it
+        self.current.set()
         self.task: asyncio.Task[None] | None = None
         self.stderr: Any = None  # a temporary file with the server's stderr (stdio)
 
     def status(self) -> ServerStatus:
         return ServerStatus(self.spec.name, self.spec.origin, self.state, self.reason, self.tools)
+
+    def stream_ended(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+    async def on_message(self, message: Any) -> None:
+        """The SDK's message handler: a tool-list change is noted for the owner task to re-list
+        (a request cannot be awaited here, inside the session's receive loop)."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.stale = True
+            self.current.clear()
+            self.wake.set()
 
     def stderr_tail(self) -> str:
         if self.stderr is None:
@@ -93,24 +111,36 @@ class McpManager:
             return
         self._started = True
         for conn in self._conns.values():
-            conn.task = asyncio.ensure_future(self._own(conn))
+            if conn.task is None:  # not already (re)started by `restart`
+                conn.task = asyncio.ensure_future(self._own(conn))
 
     async def wait(self, timeout: float) -> None:
         """Until every server has connected or failed, or `timeout` seconds passed."""
         self.start()
-        waits = [
-            asyncio.ensure_future(c.settled.wait()) for c in self._conns.values() if not c.settled.is_set()
-        ]
-        if not waits:
-            return
-        try:
-            await asyncio.wait(waits, timeout=timeout)
-        finally:
-            for w in waits:
-                w.cancel()
+        await _all_set([c.settled for c in self._conns.values()], timeout)
+
+    async def wait_current(self, timeout: float) -> None:
+        """Until every server that said its tool list changed has been listed again (or ended)."""
+        await _all_set([c.current for c in self._conns.values()], timeout)
 
     def statuses(self) -> list[ServerStatus]:
         return [conn.status() for conn in self._conns.values()]
+
+    def names(self) -> list[str]:
+        return list(self._conns)
+
+    async def restart(self, name: str, timeout: float) -> ServerStatus:
+        """Stop the server's task if it runs, start a fresh one, and wait up to `timeout` seconds for
+        it to connect or fail. KeyError for an unknown name."""
+        old = self._conns[name]
+        await _stop([old])
+        conn = self._conns[name] = _Conn(old.spec)
+        conn.task = asyncio.ensure_future(self._own(conn))
+        try:
+            await asyncio.wait_for(conn.settled.wait(), timeout)
+        except TimeoutError:
+            pass
+        return conn.status()
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Any:
         conn = self._conns.get(server)
@@ -145,17 +175,7 @@ class McpManager:
 
     async def aclose(self) -> None:
         """Stop every server: each task leaves its SDK contexts itself; the stubborn are cancelled."""
-        for conn in self._conns.values():
-            conn.stopping = True
-            conn.wake.set()
-        tasks = [c.task for c in self._conns.values() if c.task is not None and not c.task.done()]
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=STOP_GRACE)
+        await _stop(self._conns.values())
 
     # -- the owner task ---------------------------------------------------------------------------------
     async def _own(self, conn: _Conn) -> None:
@@ -165,14 +185,26 @@ class McpManager:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn))
-                read = await stack.enter_async_context(_watched(read, conn.wake.set))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                read = await stack.enter_async_context(_watched(read, conn.stream_ended))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=conn.on_message)
+                )
                 with anyio.fail_after(self.connect_timeout):
                     await session.initialize()
                     tools = await _list_tools(session)
                 conn.session, conn.tools = session, tools
                 self._set(conn, "connected")
-                await conn.wake.wait()
+                while True:
+                    await conn.wake.wait()
+                    conn.wake.clear()
+                    if conn.stopping or conn.closed:
+                        break
+                    if conn.stale:  # the next turn's registry gets the new list (runtime.py)
+                        conn.stale = False
+                        with anyio.fail_after(self.connect_timeout):
+                            conn.tools = await _list_tools(session)
+                        if not conn.stale:
+                            conn.current.set()
                 conn.session = None
                 if not conn.stopping:
                     self._set(conn, "dead", "the server exited" + _detail(conn.stderr_tail()))
@@ -187,6 +219,7 @@ class McpManager:
                 self._set(conn, "dead" if was_connected else "failed", self._why(conn, leaf))
         finally:
             conn.session = None
+            conn.current.set()
             conn.ended.set()
             conn.settled.set()
             if conn.stderr is not None:
@@ -236,6 +269,33 @@ class McpManager:
         if "connection closed" in text.lower():
             return f"MCP server {conn.spec.name!r} closed the connection during the call{_detail(conn.stderr_tail())}"
         return f"MCP server {conn.spec.name!r} answered with an error: {text}"
+
+
+async def _all_set(events: list[asyncio.Event], timeout: float) -> None:
+    waits = [asyncio.ensure_future(e.wait()) for e in events if not e.is_set()]
+    if not waits:
+        return
+    try:
+        await asyncio.wait(waits, timeout=timeout)
+    finally:
+        for w in waits:
+            w.cancel()
+
+
+async def _stop(conns: Iterable[_Conn]) -> None:
+    """Ask each owner task to leave its SDK contexts itself; cancel those that do not in time."""
+    conns = list(conns)
+    for conn in conns:
+        conn.stopping = True
+        conn.wake.set()
+    tasks = [c.task for c in conns if c.task is not None and not c.task.done()]
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=STOP_GRACE)
 
 
 @contextlib.asynccontextmanager

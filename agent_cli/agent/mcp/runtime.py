@@ -1,6 +1,7 @@
 """The MCP room as a session sees it: servers start in the background; before each user turn the
-tools of servers that connected since are added to the registry (the tool list stays frozen within
-a turn, for the prompt cache), and what went wrong is reported once.
+tools of servers that connected since are added to the registry, and the tools of servers whose
+list changed (`notifications/tools/list_changed`, a reconnect) are replaced — the tool list stays
+frozen within a turn, for the prompt cache —, and what went wrong is reported once.
 
 When all MCP schemas together exceed `defer_fraction` of the budget they are added deferred and
 the small `mcp_search` tool is offered instead (search.py).
@@ -18,7 +19,7 @@ from agent_cli.agent.mcp.config import Loaded, load_servers
 from agent_cli.agent.mcp.manager import McpManager, ServerStatus
 from agent_cli.agent.mcp.search import NAME as SEARCH_NAME
 from agent_cli.agent.mcp.search import McpSearchTool
-from agent_cli.agent.mcp.tool import McpTool, tool_name
+from agent_cli.agent.mcp.tool import McpTool, ToolInfo, tool_name
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.tools.base import schema
 from agent_cli.tools.registry import ToolRegistry
@@ -57,8 +58,9 @@ class McpRuntime:
         )
         self._report = report
         self._queued: list[tuple[str, Level]] = []
-        self._added: set[str] = set()
+        self._synced: dict[str, tuple[ToolInfo, ...]] = {}  # server -> its tools in the registry
         self._waited = False
+        self._synced_once = False
         for problem in loaded.problems:
             self._say(problem, "warning")
 
@@ -71,26 +73,45 @@ class McpRuntime:
         if len(self.manager):
             self.manager.start()
 
+    async def settle(self) -> None:
+        """Once per session: start the servers and wait `startup_wait` for those still connecting."""
+        if not self._waited and len(self.manager):
+            self._waited = True
+            await self.manager.wait(self.settings.startup_wait)
+
     async def before_turn(
         self, registry: ToolRegistry, budget: int, counter: TokenCounter
     ) -> list[tuple[str, Level]]:
-        """Add the tools of servers that connected since the last turn; the notices to show."""
-        first = not self._waited
-        if first and len(self.manager):
-            self._waited = True
-            await self.manager.wait(self.settings.startup_wait)
-        self._sync(registry, budget, counter, late=not first)
+        """Add the tools of servers that connected since the last turn, replace those of servers
+        whose list changed; the notices to show."""
+        await self.settle()
+        await self.manager.wait_current(self.settings.connect_timeout)
+        self._sync(registry, budget, counter, late=self._synced_once)
+        self._synced_once = True
         notices, self._queued = self._queued, []
         return notices
+
+    async def reconnect(self, name: str) -> ServerStatus:
+        """Stop the server (if it runs) and start it again; its state once it connected or failed.
+        KeyError for an unknown name. Its tools are offered again from the next turn."""
+        await self.settle()
+        return await self.manager.restart(name, self.settings.connect_timeout + 1.0)
+
+    def rows(self, counter: TokenCounter) -> list[tuple[str, str, str, int, int]]:
+        """The session's servers as they are now (no probe): the rows of `agent mcp list`."""
+        return server_rows(self.manager.statuses(), counter)
 
     async def aclose(self) -> None:
         await self.manager.aclose()
 
     # -- internals -----------------------------------------------------------------------------------
     def _sync(self, registry: ToolRegistry, budget: int, counter: TokenCounter, *, late: bool) -> None:
-        fresh = [s for s in self.manager.statuses() if s.state == "connected" and s.name not in self._added]
+        connected = [s for s in self.manager.statuses() if s.state == "connected"]
+        changed = {s.name for s in connected if s.name in self._synced and self._synced[s.name] != s.tools}
+        fresh = [s for s in connected if s.name not in self._synced or s.name in changed]
         if not fresh:
             return
+        registry.remove(t.name for t in registry if isinstance(t, McpTool) and t.server in changed)
         tools = [McpTool(s.name, info, self.manager) for s in fresh for info in s.tools]
         offered = [t for t in registry if isinstance(t, McpTool)]
         total = schema_tokens(offered + tools, counter)
@@ -101,8 +122,10 @@ class McpRuntime:
         for name in taken:
             self._say(f"mcp tool {name} is not offered: another tool has that name", "warning")
         for status in fresh:
-            self._added.add(status.name)
-            if late:
+            self._synced[status.name] = status.tools
+            if status.name in changed:
+                self._say(f"mcp server {status.name!r} changed its tools: now {len(status.tools)}", "info")
+            elif late:
                 self._say(f"mcp server {status.name!r} connected: {len(status.tools)} tools added", "info")
         if defer and tools:
             self._say(

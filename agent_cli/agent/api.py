@@ -99,5 +99,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "[N [both|conversation|code]]",
         "go back to before prompt N: code, conversation, or both (Esc Esc)",
     ),
+    CommandSpec(
+        "mcp",
+        "[reconnect [name]]",
+        "MCP servers: state, tools, schema tokens; reconnect one, or all failed ones",
+        ("reconnect",),
+    ),
     CommandSpec("quit", "", "leave agent (also /exit)"),
 )

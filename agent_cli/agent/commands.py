@@ -18,6 +18,7 @@ from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinis
 from agent_cli.core.types import ModelInfo, Usage
 
 if TYPE_CHECKING:
+    from agent_cli.agent.mcp.runtime import McpRuntime
     from agent_cli.agent.memory import SessionMemory
     from agent_cli.agent.session import EventLog
     from agent_cli.context.engine import ContextEngine
@@ -39,6 +40,7 @@ class CommandHost(AgentBackend, Protocol):
     permissions: Permissions
     rule_warnings: list[str]
     totals: Totals
+    mcp: McpRuntime | None
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
@@ -271,6 +273,12 @@ async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("rewind", text, {"prompt": number, "mode": mode, "session_id": session.session_id})
 
 
+async def _mcp(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    from agent_cli.agent.mcp.command import mcp_command
+
+    return await mcp_command(session.mcp, arg, session.engine.counter, session.workspace)
+
+
 async def _quit(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("quit", "Bye.", {"quit": True})
 
@@ -289,6 +297,7 @@ HANDLERS: dict[str, Callable[[CommandHost, str, Emit], Awaitable[CommandResult]]
     "permissions": _permissions,
     "export": _export,
     "rewind": _rewind,
+    "mcp": _mcp,
     "quit": _quit,
     "exit": _quit,
 }

@@ -99,3 +99,24 @@ def test_user_servers_with_many_tools_load_on_demand_and_writing_tools_ask(works
     assert not (workspace / "note.txt").exists()
     big = _last_results(requests[4])  # 5 MB: offloaded like any tool output, a preview and a ref stay
     assert "<persisted-output ref=" in big and "BIG-START" in big and len(big) < 50_000
+
+
+def test_slash_mcp_prints_the_sessions_servers_and_where_they_are_configured(workspace, fake_anthropic):
+    bare = agent(workspace, fake_anthropic, "-p", "/mcp")
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout.strip().startswith("No MCP servers configured: add them to")
+    assert len(bare.stdout.strip().splitlines()) == 1
+
+    box = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_servers.toolbox"],
+        "env": {"PYTHONPATH": str(REPO)},
+    }
+    config = {"mcpServers": {"box": box, "ghost": {"command": "no-such-mcp-server-xyz"}}}
+    (workspace / ".mcp.json").write_text(json.dumps(config))
+    out = agent(workspace, fake_anthropic, "-p", "/mcp", "--trust-workspace")
+    assert out.returncode == 0, out.stderr
+    rows = {line.split("|")[1].strip(): line for line in out.stdout.splitlines() if line.startswith("| ")}
+    assert rows["box"].startswith("| box | connected | 7 | ") and rows["box"].endswith("| .mcp.json |")
+    assert "| failed: command not found: no-such-mcp-server-xyz | 0 | 0 |" in rows["ghost"]
+    assert fake_anthropic.requests == []  # a command: no model request

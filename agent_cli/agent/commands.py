@@ -269,8 +269,10 @@ async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
         number, mode = parse_rewind(arg)
     except ValueError as exc:
         return CommandResult("rewind", str(exc), is_error=True)
+    said = next((p.text for p in points if p.number == number), "")  # before the rewind changes them
     text = await session.rewind(number, mode)
-    return CommandResult("rewind", text, {"prompt": number, "mode": mode, "session_id": session.session_id})
+    data = {"prompt": number, "mode": mode, "session_id": session.session_id, "prompt_text": said}
+    return CommandResult("rewind", text, data)
 
 
 async def _mcp(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

@@ -268,7 +268,8 @@ class AgentApp(CommandViews, KeyActions, App[None]):
                 return
         await self.run_prompt(text)
 
-    async def run_prompt(self, text: str) -> None:
+    async def run_prompt(self, text: str, echo: bool = True) -> None:
+        """Run what the person sent (`echo`: shown in the transcript; a key's own command is not)."""
         if self.backend is None:
             if self._loading:
                 self._pending.append(text)
@@ -282,7 +283,9 @@ class AgentApp(CommandViews, KeyActions, App[None]):
             self._pending.append(text)
             await self.transcript.add(Notice("queued: runs after the current turn (Esc interrupts it)"))
             return
-        await self.transcript.add(UserMessage(self._shown.pop(text, text)))
+        shown = self._shown.pop(text, text)
+        if echo:
+            await self.transcript.add(UserMessage(shown))
         self._turn = self._run_turn(text)
 
     async def _after_turn(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_cli.core.events import CommandResult
+from agent_cli.tui.paste import wants_chip
 from agent_cli.tui.screens.context_screen import ContextScreen
 from agent_cli.tui.screens.rewind_screen import RewindScreen
 from agent_cli.tui.screens.sessions_screen import SessionsScreen
@@ -18,6 +19,7 @@ from agent_cli.tui.widgets.notice import Notice
 if TYPE_CHECKING:
     from agent_cli.tui.backend_reader import BackendReader
     from agent_cli.tui.turn_renderer import TurnRenderer
+    from agent_cli.tui.widgets.prompt_input import PromptInput
     from agent_cli.tui.widgets.transcript import Transcript
 
 
@@ -26,6 +28,7 @@ class CommandViews:
 
     renderer: TurnRenderer | None
     transcript: Transcript
+    prompt: PromptInput
     reader: BackendReader | None
     long_text_lines: int
     push_screen: Any
@@ -54,6 +57,9 @@ class CommandViews:
             await self._paint_conversation()
             self._refresh_commands()
             self._refresh_cost()
+            said = event.data.get("prompt_text") if event.name == "rewind" else None
+            if said and not self.prompt.text.strip():  # as in Claude Code: ready to edit and resend
+                self.prompt.set_text(self.prompt.pastes.add(said) if wants_chip(said) else said)
         if event.text:
             if len(event.text.splitlines()) > self.long_text_lines and not event.is_error:
                 await self._show_text(event.name, event.text)

@@ -70,7 +70,7 @@ class KeyActions:
         if not self.turn_running:
             # Esc Esc on an empty prompt: rewind (as in Claude Code)
             if self.backend is not None and not self.prompt.text.strip() and self._rewind_press.press():
-                self.call_later(self.run_prompt, "/rewind")
+                self.call_later(self.run_prompt, "/rewind", False)  # the picker, not a typed command
                 return
             raise SkipAction()
         self._interrupt()

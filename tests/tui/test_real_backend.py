@@ -12,6 +12,7 @@ from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.context_gauge import ContextGauge, gauge_label
 from agent_cli.tui.widgets.tool_call import ToolCall
+from agent_cli.tui.widgets.user_message import UserMessage
 
 SCRIPT = [
     {"text": "Checking.", "tool_calls": [{"name": "bash", "input": {"command": "echo hi > made.txt"}}]},
@@ -54,11 +55,18 @@ async def test_esc_esc_opens_the_rewind_picker_which_restores_code_and_conversat
         await wait_until(pilot, lambda: not app.turn_running and (workspace / "made.txt").exists())
         await pilot.press("escape", "escape")  # on an empty prompt, as in Claude Code
         await wait_until(pilot, lambda: app.screen.__class__.__name__ == "RewindScreen")
+        await pilot.press("escape")  # cancelled: nothing was typed, so no "/rewind" is left behind
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ != "RewindScreen")
+        assert [m.text for m in app.query(UserMessage)] == ["make a file"]
+        await pilot.press("escape", "escape")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "RewindScreen")
         await pilot.press("enter")  # prompt 1 (the newest is listed first)
         await pilot.press("enter")  # restore code and conversation
         await wait_until(pilot, lambda: not (workspace / "made.txt").exists() and not app.turn_running)
         await wait_until(pilot, lambda: not session.engine.messages)
         assert session.prompt_points() == []
+        # the rewound prompt is back in the input, ready to edit and send again (as in Claude Code)
+        await wait_until(pilot, lambda: app.prompt.text == "make a file")
 
 
 async def test_escape_denies_on_the_real_backend_and_the_call_shows_denied(workspace):

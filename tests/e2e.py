@@ -61,3 +61,15 @@ def big_files(workspace: Path, count: int, chars: int) -> list[str]:
         (workspace / name).write_text("\n".join(f"{n:05d} {line}" for n in range(chars // len(line))) + "\n")
         names.append(name)
     return names
+
+
+READ_ALL = ("-p", "read them all", "--permission-mode", "yolo", "--output-format", "json")
+
+
+def script_reads(server: FakeAnthropic | FakeOpenAI, names: list[str], answer: str = "Done reading.") -> None:
+    """Script the model to read each file in turn, then answer (run it with `READ_ALL`)."""
+    from tests.fakeapi.replies import text, tool_call
+
+    for name in names:
+        server.push(tool_call("read_file", {"path": name}))
+    server.push(text(answer))

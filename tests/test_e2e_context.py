@@ -8,7 +8,7 @@ import json
 from agent_cli.context.invariants import check
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.types import Message
-from tests.e2e import agent, big_files
+from tests.e2e import READ_ALL, agent, big_files, script_reads
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -55,12 +55,8 @@ def test_small_budget_compacts_and_keeps_every_request_valid(workspace):
 def test_a_server_prompt_limit_is_survived(workspace):
     names = big_files(workspace, 6, 20_000)  # each result ~5k tokens: capped, under the limit alone
     with FakeAnthropic(max_prompt_tokens=14_000, separate_summaries=True) as server:
-        for name in names:
-            server.push(tool_call("read_file", {"path": name}))
-        server.push(text("Done reading."))
-        out = agent(
-            workspace, server, "-p", "read them all", "--permission-mode", "yolo", "--output-format", "json"
-        )
+        script_reads(server, names)
+        out = agent(workspace, server, *READ_ALL)
         assert out.returncode == 0, out.stderr
         data = json.loads(out.stdout)
         assert data["result"] == "Done reading." and not data["is_error"]

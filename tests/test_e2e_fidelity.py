@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from agent_cli.agent.session import compaction_history, read_events
-from tests.e2e import agent, big_files
+from tests.e2e import READ_ALL, agent, big_files, script_reads
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -31,12 +31,8 @@ def _medium_files(workspace: Path, count: int, lines: int) -> list[str]:
 def test_t5_rewrites_the_cache_once_and_records_the_servers_figures(workspace):
     names = big_files(workspace, 2, 20_000) + _medium_files(workspace, 2, 150)
     with FakeAnthropic(max_prompt_tokens=14_000, separate_summaries=True) as server:
-        for name in names:
-            server.push(tool_call("read_file", {"path": name}))
-        server.push(text("Done reading."))
-        out = agent(
-            workspace, server, "-p", "read them all", "--permission-mode", "yolo", "--output-format", "json"
-        )
+        script_reads(server, names)
+        out = agent(workspace, server, *READ_ALL)
         assert out.returncode == 0, out.stderr
         data = json.loads(out.stdout)
         assert server.statuses.count(400) == 1  # one overflow: the next requests did not hit the limit

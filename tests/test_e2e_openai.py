@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e import big_files, openai_agent
+from tests.e2e import READ_ALL, big_files, openai_agent, script_reads
 from tests.fakeapi.openai_server import FakeOpenAI
 from tests.fakeapi.replies import ToolUse, rate_limited, reply, server_error, text, tool_call
 
@@ -81,11 +81,8 @@ def test_429_and_500_are_retried_and_the_task_continues(workspace, fake_openai):
 def test_a_context_length_error_is_recovered_by_t5(workspace):
     names = big_files(workspace, 6, 20_000)
     with FakeOpenAI(max_prompt_tokens=14_000, separate_summaries=True) as server:
-        for name in names:
-            server.push(tool_call("read_file", {"path": name}))
-        server.push(text("Done reading."))
-        out = openai_agent(workspace, server, "-p", "read them all", "--model", "gpt-4o", "--permission-mode", "yolo",
-                    "--output-format", "json")  # fmt: skip
+        script_reads(server, names)
+        out = openai_agent(workspace, server, *READ_ALL, "--model", "gpt-4o")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["result"] == "Done reading." and not data["is_error"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import ContextConfig, apply_compaction
 from agent_cli.context.store import MemoryStore
@@ -113,28 +115,27 @@ async def test_t1_cleared_results_recall_whole():
         await assert_recalled(store, ref, tool_use_id, exact=True)
 
 
-async def test_t3_region_ref_holds_every_summarized_output_whole():
+@pytest.mark.parametrize(
+    "tier, ref_of",
+    [
+        (
+            RegionCompact,
+            lambda compaction, new, tool_use_id: ref_for(new, tool_use_id),
+        ),  # T3: its region's ref
+        (FullCompact, lambda compaction, new, tool_use_id: compaction.refs[0]),  # T4: the middle's one ref
+    ],
+    ids=["t3-region-ref-holds-every-summarized-output", "t4-span-ref-holds-the-whole-middle"],
+)
+async def test_t3_and_t4_refs_hold_every_output_they_summarized(tier, ref_of):
     view = session(6)
     ctx = make_ctx(view, budget=30_000, summarizer=FakeSummarizer())
-    compaction = await RegionCompact().propose(view, ctx, "auto")
+    compaction = await tier().propose(view, ctx, "auto")
     new = apply_compaction(view, compaction)
     gone = removed(view, new)
     assert len(gone) >= 3
     store = stored(compaction)
     for tool_use_id in gone:
-        await assert_recalled(store, ref_for(new, tool_use_id), tool_use_id, exact=False)
-
-
-async def test_t4_span_ref_holds_the_whole_middle():
-    view = session(6)
-    ctx = make_ctx(view, budget=30_000, summarizer=FakeSummarizer())
-    compaction = await FullCompact().propose(view, ctx, "auto")
-    new = apply_compaction(view, compaction)
-    gone = removed(view, new)
-    assert len(gone) >= 3
-    store = stored(compaction)
-    for tool_use_id in gone:
-        await assert_recalled(store, compaction.refs[0], tool_use_id, exact=False)
+        await assert_recalled(store, ref_of(compaction, new, tool_use_id), tool_use_id, exact=False)
 
 
 async def test_t5_span_and_cut_refs_give_back_what_they_removed():

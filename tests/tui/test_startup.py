@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fake_backend import FakeBackend, demo_conversation
-from tui_helpers import type_text, wait_until
+from tui_helpers import gated_loader, type_text, wait_until
 
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.types import Block, Message
@@ -58,13 +56,8 @@ async def test_no_key_message_is_shown_and_help_and_quit_still_work() -> None:
 
 
 async def test_backend_is_loaded_after_the_first_paint_and_prompts_wait_for_it() -> None:
-    gate = asyncio.Event()
     backend = FakeBackend()
-
-    async def loader() -> FakeBackend:
-        await gate.wait()
-        return backend
-
+    gate, loader = gated_loader(backend)
     app = create_app(backend_loader=loader)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from fake_backend import FakeBackend, demo_conversation
-from tui_helpers import type_text, wait_until
+from tui_helpers import gated_loader, type_text, wait_until
 
 from agent_cli.agent.api import SessionInfo
 from agent_cli.core import events as ev
@@ -34,13 +33,8 @@ async def test_the_first_screen_shows_the_welcome_header() -> None:
 
 
 async def test_the_header_is_painted_before_the_provider_has_loaded() -> None:
-    gate = asyncio.Event()
     backend = FakeBackend()
-
-    async def loader() -> FakeBackend:
-        await gate.wait()
-        return backend
-
+    gate, loader = gated_loader(backend)
     app = create_app(backend_loader=loader)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()

@@ -1,8 +1,10 @@
-"""Helpers for the TUI tests: a bounded wait and typing keys."""
+"""Helpers for the TUI tests: a bounded wait, typing keys, a clock, a loader held back by a gate."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from textual.pilot import Pilot
 
@@ -31,3 +33,18 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+T = TypeVar("T")
+
+
+def gated_loader(backend: T) -> tuple[asyncio.Event, Callable[[], Awaitable[T]]]:
+    """A backend loader that returns `backend` only once the gate is set: the app's state while the
+    model provider is still loading can be looked at."""
+    gate = asyncio.Event()
+
+    async def loader() -> T:
+        await gate.wait()
+        return backend
+
+    return gate, loader

@@ -24,9 +24,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent_cli.agent.config import Config  # noqa: E402
 from agent_cli.agent.runner import AgentSession, SessionSetup  # noqa: E402
 from agent_cli.llm.anthropic import AnthropicProvider  # noqa: E402
+from agent_cli.settings.config import Config  # noqa: E402
 from tests.fakeapi.replies import text, tool_call  # noqa: E402
 from tests.fakeapi.server import FakeAnthropic  # noqa: E402
 

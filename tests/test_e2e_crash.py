@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.processes import live_members
+from agent_cli.session.processes import live_members
 from tests.e2e import AGENT, agent, anthropic_env
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic

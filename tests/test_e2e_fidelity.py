@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from agent_cli.agent.session import compaction_history, read_events
+from agent_cli.session.log import compaction_history, read_events
 from tests.e2e import READ_ALL, agent, big_files, script_reads
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic

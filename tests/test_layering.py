@@ -1,24 +1,43 @@
-"""DESIGN §1: imports flow one way. core <- context, llm, tools <- agent <- tui, replay <- cli."""
+"""Imports flow one way (ARCHITECTURE.md): core <- context, llm, tools <- session, settings <-
+extensions <- agent <- tui, replay <- cli. Each package's __init__ docstring says what it may import;
+these tests hold the code to it, and hold the docstrings to the floors below."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "agent_cli"
 
-# what each layer may import from our own package
+# what each package may import from our own package: the floors. A package's __init__ docstring
+# must say the same ("May import: ..."), so a reader of the package sees its rule where it lives.
 ALLOWED = {
     "core": {"core"},
     "context": {"core", "context"},
     "llm": {"core", "llm"},
     "tools": {"core", "tools"},
-    "agent": {"core", "context", "llm", "tools", "agent"},
+    "session": {"core", "context", "session"},
+    "settings": {"core", "context", "llm", "tools", "settings"},
+    "extensions": {"core", "context", "llm", "tools", "settings", "extensions"},
+    "agent": {"core", "context", "llm", "tools", "session", "settings", "extensions", "agent"},
     "tui": {"core", "agent", "tui"},
-    "replay": {"core", "context", "llm", "tools", "agent", "replay"},
-    "cli": {"core", "context", "llm", "tools", "agent", "tui", "replay", "cli"},
+    "replay": {"core", "context", "llm", "tools", "replay"},
+    "cli": {
+        "core",
+        "context",
+        "llm",
+        "tools",
+        "session",
+        "settings",
+        "extensions",
+        "agent",
+        "tui",
+        "replay",
+        "cli",
+    },
 }
 THIRD_PARTY_BANNED = {
     # nothing below tui imports textual; nothing below cli imports typer
@@ -26,10 +45,25 @@ THIRD_PARTY_BANNED = {
     "context": {"textual", "typer", "anthropic", "httpx", "httpx2"},
     "llm": {"textual", "typer"},
     "tools": {"textual", "typer", "anthropic"},
+    "session": {"textual", "typer", "anthropic"},
+    "settings": {"textual", "typer", "anthropic"},
+    "extensions": {"textual", "typer", "anthropic"},
     "agent": {"textual", "typer"},
     "tui": {"typer"},
     "replay": {"textual", "typer"},
 }
+MAX_MODULE_LINES = 420
+MAX_SIDE_BY_SIDE = {"agent": 16}  # the turn's room stays small enough to read as a list
+MAX_SIDE_BY_SIDE_ELSEWHERE = 24
+
+
+def _declared(package: str) -> set[str]:
+    """The packages `agent_cli/<package>/__init__.py`'s docstring says it may import."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text(encoding="utf-8"))) or ""
+    found = re.search(r"^May import: (.+?)\.$", doc, re.MULTILINE)
+    assert found, f"{package}/__init__.py: the docstring has no 'May import: ...' line"
+    words = {w.strip() for w in found.group(1).split(",")}
+    return set(ALLOWED) if words == {"everything"} else words
 
 
 def _layer(path: Path) -> str:
@@ -152,7 +186,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("package", ["core", "context", "llm", "tools", "agent", "tui", "replay"])
+@pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_no_package_has_an_import_cycle(package):
     cycle = _cycle(_import_graph(PACKAGE / package, package))
     assert cycle is None, f"import cycle in {package}/: " + " -> ".join(cycle or [])
@@ -165,3 +199,43 @@ def test_the_cycle_check_sees_a_cycle(tmp_path):
         encoding="utf-8",
     )
     assert sorted(set(_cycle(_import_graph(tmp_path)) or [])) == ["a", "b"]
+
+
+def test_every_package_is_on_a_floor_and_its_docstring_says_its_rule():
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages == set(ALLOWED), (
+        f"packages without a floor (or floors without a package): {packages ^ set(ALLOWED)}"
+    )
+    wrong = {
+        name: sorted(_declared(name) ^ ALLOWED[name]) for name in ALLOWED if _declared(name) != ALLOWED[name]
+    }
+    assert not wrong, f"__init__ docstrings that disagree with the floors: {wrong}"
+
+
+def test_importing_the_loop_from_session_fails_the_check():
+    """session/ is persistence and recovery: it never depends on the loop."""
+    bad = PACKAGE / "session" / "_layering_probe.py"
+    bad.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agent_cli.agent.loop import Loop\n",
+        encoding="utf-8",
+    )
+    try:
+        with pytest.raises(AssertionError, match="_layering_probe.*imports agent_cli.agent"):
+            test_imports_follow_the_layers()
+    finally:
+        bad.unlink()
+
+
+def test_no_module_is_too_long_and_no_folder_too_crowded():
+    long = [
+        f"{p.relative_to(PACKAGE)}: {n} lines"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    crowded = []
+    for folder in sorted({p.parent for p in PACKAGE.rglob("*.py")}):
+        count = sum(1 for _ in folder.glob("*.py"))
+        limit = MAX_SIDE_BY_SIDE.get(str(folder.relative_to(PACKAGE)), MAX_SIDE_BY_SIDE_ELSEWHERE)
+        if count > limit:
+            crowded.append(f"{folder.relative_to(PACKAGE)}/: {count} modules (at most {limit})")
+    assert not long and not crowded, "\n".join(long + crowded)

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from agent_cli.agent.processes import live_members
+from agent_cli.session.processes import live_members
 from tests.fakeapi.replies import tool_call
 from tests.test_e2e_crash import events, running_command, sessions, wait_for
 from tests.test_tmux_smoke import _wait_for

@@ -1,1 +1,5 @@
-"""The async loop, the session log, session memory and slash commands."""
+"""The turn: the loop, tool calls, the session object (AgentSession), headless output, slash commands,
+the memory note and its schedule, side requests, sub-agents.
+
+May import: core, context, llm, tools, session, settings, extensions, agent.
+"""

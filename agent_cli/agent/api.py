@@ -7,31 +7,14 @@ object with this shape. Every run yields core.events.Event values and ends with 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_cli.core.events import ContextStatus, Event
-from agent_cli.core.types import Message
+from agent_cli.core.types import CommandSpec, Message
 from agent_cli.llm.models import known_models
+from agent_cli.session.log import SessionInfo
 from agent_cli.tools.permissions import CYCLE as MODE_CYCLE  # noqa: F401 - Shift+Tab in the TUI
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    id: str
-    started_at: str  # ISO 8601
-    first_prompt: str
-    turns: int
-    path: str
-
-
-@dataclass(frozen=True)
-class CommandSpec:
-    name: str  # without the slash
-    args: str  # e.g. "[focus]"
-    help: str
-    choices: tuple[str, ...] = ()  # completions of the argument (model names, modes)
 
 
 class AgentBackend(Protocol):

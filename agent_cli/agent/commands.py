@@ -8,20 +8,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, AgentBackend, CommandSpec  # noqa: F401
-from agent_cli.agent.config import PERMISSION_MODES
-from agent_cli.agent.loop import Totals, compacted_event
-from agent_cli.agent.permission_commands import change_rule, permissions_data, permissions_text
-from agent_cli.agent.rewind import PromptPoint, RewindMode
-from agent_cli.agent.rewind import parse_args as parse_rewind
+from agent_cli.agent.loop import compacted_event
 from agent_cli.core.errors import AgentError, NothingToGain
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished, UsageUpdate
-from agent_cli.core.types import ModelInfo, Usage
+from agent_cli.core.types import ModelInfo, Totals, Usage
+from agent_cli.session.timeline import PromptPoint, RewindMode
+from agent_cli.session.timeline import parse_args as parse_rewind
+from agent_cli.settings.config import PERMISSION_MODES
+from agent_cli.settings.permission_commands import change_rule, permissions_data, permissions_text
 
 if TYPE_CHECKING:
-    from agent_cli.agent.mcp.runtime import McpRuntime
     from agent_cli.agent.memory import SessionMemory
-    from agent_cli.agent.session import EventLog
     from agent_cli.context.engine import ContextEngine
+    from agent_cli.extensions.mcp.runtime import McpRuntime
+    from agent_cli.session.log import EventLog
     from agent_cli.tools.permissions import Permissions
 
 Emit = Callable[[Event], None]
@@ -276,7 +276,7 @@ async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 
 
 async def _mcp(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
-    from agent_cli.agent.mcp.command import mcp_command
+    from agent_cli.extensions.mcp.command import mcp_command
 
     return await mcp_command(session.mcp, arg, session.engine.counter, session.workspace)
 

@@ -8,7 +8,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from agent_cli.agent.signals import SignalStop, exit_code
 from agent_cli.core.events import (
     CommandResult,
     Compacted,
@@ -24,6 +23,7 @@ from agent_cli.core.events import (
     ThinkingDelta,
     TurnFinished,
 )
+from agent_cli.session.signals import SignalStop, exit_code
 
 if TYPE_CHECKING:
     from agent_cli.agent.runner import AgentSession

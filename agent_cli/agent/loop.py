@@ -10,16 +10,9 @@ import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from agent_cli.agent.hooks.api import (
-    HookRunner,
-    NoHooks,
-    compaction_due,
-    hook_block,
-    stop_feedback,
-)
 from agent_cli.agent.tool_calls import ToolCalls
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import (
@@ -38,7 +31,14 @@ from agent_cli.core.events import (
     TurnStarted,
     UsageUpdate,
 )
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust, Usage
+from agent_cli.extensions.hooks.api import (
+    HookRunner,
+    NoHooks,
+    compaction_due,
+    hook_block,
+    stop_feedback,
+)
 from agent_cli.llm.base import (
     Provider,
     StreamDone,
@@ -53,26 +53,13 @@ from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
-    from agent_cli.agent.session import EventLog
     from agent_cli.context.engine import ContextEngine
     from agent_cli.context.model import Compaction
+    from agent_cli.session.log import EventLog
 
 Emit = Callable[[Event], None]
 INTERRUPTED = "[interrupted by the person before this tool finished]"
 PROMPT_LABEL_CHARS = 500
-
-
-@dataclass
-class Totals:
-    """What the session has spent so far."""
-
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float = 0.0
-    requests: int = 0
-
-    def cache_hit_rate(self) -> float:
-        total = self.usage.total_input
-        return self.usage.cache_read_input_tokens / total if total else 0.0
 
 
 class Loop:

@@ -10,12 +10,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from agent_cli.agent.memory import SessionMemory, weighted_input
-from agent_cli.agent.session import EventLog
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import ContextConfig, Summarizer
 from agent_cli.core.events import Event, Notice
 from agent_cli.core.types import Usage
 from agent_cli.llm.base import Request
+from agent_cli.session.log import EventLog
 
 
 def open_memory(

@@ -16,31 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.commands import COMMANDS, run_command
-from agent_cli.agent.config import Config
-from agent_cli.agent.custom_commands import CustomCommand
-from agent_cli.agent.extensions import (
-    SessionExtensions,
-    command_rules,
-    load_extensions,
-    make_sandbox,
-)
-from agent_cli.agent.hooks import HookRunner
-from agent_cli.agent.hooks.lifecycle import SessionHooks
-from agent_cli.agent.hooks.runner import HookIdentity
-from agent_cli.agent.lock import SessionLock
-from agent_cli.agent.loop import Loop, Totals
+from agent_cli.agent.loop import Loop
 from agent_cli.agent.memory_schedule import MemorySchedule, open_memory
-from agent_cli.agent.opening import close_orphans, last_billed_input, open_log, restore_state, restore_totals
-from agent_cli.agent.rewind import PromptPoint, RewindMode, effective_events, is_prompt
-from agent_cli.agent.rewinder import Rewinder
-from agent_cli.agent.session import (
-    SessionStore,
-    conversation,
-    ensure_git_exclude,
-    read_events,
-    replay_into,
-)
-from agent_cli.agent.settings import SettingsFile, load_all_settings
 from agent_cli.agent.side_requests import complete_metered, summarize
 from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
@@ -50,15 +27,44 @@ from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust
+from agent_cli.extensions.custom_commands import CustomCommand
+from agent_cli.extensions.hooks import HookRunner
+from agent_cli.extensions.hooks.lifecycle import SessionHooks
+from agent_cli.extensions.hooks.runner import HookIdentity
+from agent_cli.extensions.loader import (
+    SessionExtensions,
+    command_rules,
+    load_extensions,
+    make_sandbox,
+)
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import registry
+from agent_cli.session.lock import SessionLock
+from agent_cli.session.log import (
+    SessionStore,
+    conversation,
+    ensure_git_exclude,
+    read_events,
+    replay_into,
+)
+from agent_cli.session.opening import (
+    close_orphans,
+    last_billed_input,
+    open_log,
+    restore_state,
+    restore_totals,
+)
+from agent_cli.session.rewind import Rewinder
+from agent_cli.session.timeline import PromptPoint, RewindMode, effective_events, is_prompt
+from agent_cli.settings.config import Config
+from agent_cli.settings.files import SettingsFile, load_all_settings
 from agent_cli.tools.base import OutputLimits, ToolContext
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 
 if TYPE_CHECKING:
-    from agent_cli.agent.mcp.runtime import McpRuntime
+    from agent_cli.extensions.mcp.runtime import McpRuntime
 
 
 @dataclass(frozen=True)
@@ -223,7 +229,7 @@ class AgentSession:
         return await self.rewinder.rewind(number, mode)
 
     def _make_permissions(self, settings: list[SettingsFile]) -> Permissions:
-        from agent_cli.agent.permission_sources import gather_rules
+        from agent_cli.settings.permission_sources import gather_rules
 
         gathered = gather_rules(self.config, self.workspace, self.trusted, settings)
         self.warnings.extend(gathered.warnings)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_cli.agent.config import Config
-from agent_cli.agent.session import EventLog
 from agent_cli.core.types import Message
 from agent_cli.llm.base import Provider, Request
 from agent_cli.llm.models import ModelRegistry
+from agent_cli.session.log import EventLog
+from agent_cli.settings.config import Config
 
 if TYPE_CHECKING:
-    from agent_cli.agent.loop import Totals
+    from agent_cli.core.types import Totals
 
 
 async def complete_metered(

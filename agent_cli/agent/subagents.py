@@ -19,9 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from agent_cli.agent.hooks.api import SubagentHooks
-from agent_cli.agent.loop import Loop, Totals
-from agent_cli.agent.session import EventLog, conversation, read_events
+from agent_cli.agent.loop import Loop
 from agent_cli.agent.side_requests import summarize
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
@@ -40,14 +38,16 @@ from agent_cli.core.events import (
     ToolStarted,
     UsageUpdate,
 )
-from agent_cli.core.types import Usage
+from agent_cli.core.types import Totals, Usage
+from agent_cli.extensions.hooks.api import SubagentHooks
 from agent_cli.llm.models import ModelRegistry
+from agent_cli.session.log import EventLog, conversation, read_events
 from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.task import AgentDefinition, Progress, SubagentOutcome
 
 if TYPE_CHECKING:
-    from agent_cli.agent.config import Config
     from agent_cli.llm.base import Provider
+    from agent_cli.settings.config import Config
     from agent_cli.tools.permissions import Permissions
 
 STEP_CHARS = 100
@@ -316,8 +316,8 @@ def install_task_tool(
     tools: ToolRegistry, runner: Subagents, workspace: Path
 ) -> tuple[ToolRegistry, list[str]]:
     """`tools` plus the task tool (with every agent definition found), and one line per bad definition."""
-    from agent_cli.agent.agent_defs import agent_dirs, load_agents
-    from agent_cli.agent.trust import user_config_dir
+    from agent_cli.extensions.agent_definitions import agent_dirs, load_agents
+    from agent_cli.settings.trust import user_config_dir
     from agent_cli.tools.task import TaskTool
 
     if "task" in tools:

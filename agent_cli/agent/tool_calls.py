@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from agent_cli.agent.hooks.api import HookRunner, PreToolOutcome, combine_permission
 from agent_cli.core.events import (
     Event,
     Notice,
@@ -22,6 +21,7 @@ from agent_cli.core.events import (
     ToolStarted,
 )
 from agent_cli.core.types import Block, BlockMeta, ToolCall, Trust
+from agent_cli.extensions.hooks.api import HookRunner, PreToolOutcome, combine_permission
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.preview import permission_preview
@@ -29,7 +29,7 @@ from agent_cli.tools.registry import ToolRegistry, run_call
 from agent_cli.tools.sandbox import permission_note
 
 if TYPE_CHECKING:
-    from agent_cli.agent.session import EventLog
+    from agent_cli.session.log import EventLog
 
 Emit = Callable[[Event], None]
 

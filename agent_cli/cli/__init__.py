@@ -1,4 +1,9 @@
-"""The command line (see main.py): `agent = agent_cli.cli:main`."""
+"""The command line and the one composition root (compose.py) that builds every session.
+
+May import: everything.
+
+Entry point: `agent = agent_cli.cli:main` (main.py).
+"""
 
 from agent_cli.cli.main import main
 

@@ -9,7 +9,7 @@ from agent_cli.cli.launch import Start, fail, headless, trust_decision
 from agent_cli.cli.tui_launch import run_tui
 
 if TYPE_CHECKING:
-    from agent_cli.agent.config import Config
+    from agent_cli.settings.config import Config
 
 PICK = "@pick"
 
@@ -138,7 +138,7 @@ def typer_app():
     @app.command()
     def sessions() -> None:
         """List the sessions of this workspace: id, start time, turns, first prompt."""
-        from agent_cli.agent.session import SessionStore
+        from agent_cli.session.log import SessionStore
 
         config = _config({})
         store = SessionStore(config.sessions_root(Path.cwd()))
@@ -206,8 +206,8 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from agent_cli.agent.mcp.runtime import probe, runtime_for, server_rows
     from agent_cli.context.tokens import TokenCounter
+    from agent_cli.extensions.mcp.runtime import probe, runtime_for, server_rows
 
     trust = trust_decision(config, workspace)
     if trust.ignored:
@@ -253,8 +253,8 @@ def print_sessions(store: Any, infos: list[Any]) -> None:
 
 
 def _config(overrides: dict[str, Any]) -> "Config":
-    from agent_cli.agent.config import load_config
     from agent_cli.core.errors import ConfigError
+    from agent_cli.settings.config import load_config
 
     try:
         return load_config(Path.cwd(), overrides)
@@ -269,7 +269,7 @@ def _with_flag_rules(config: "Config", allowed: list[str], disallowed: list[str]
         return config
     from dataclasses import replace
 
-    from agent_cli.agent.config import PermissionRules
+    from agent_cli.settings.config import PermissionRules
     from agent_cli.tools.rules import split_rule_list
 
     allow = tuple(rule for text in allowed for rule in split_rule_list(text))
@@ -278,8 +278,8 @@ def _with_flag_rules(config: "Config", allowed: list[str], disallowed: list[str]
 
 
 def _resume_id(config: "Config", workspace: Path, resume: str | None, continue_: bool) -> str | None:
-    from agent_cli.agent.session import SessionStore
     from agent_cli.core.errors import SessionError
+    from agent_cli.session.log import SessionStore
 
     store = SessionStore(config.sessions_root(workspace))
     if continue_:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from agent_cli.agent.config import Config
     from agent_cli.agent.runner import AgentSession
     from agent_cli.llm.base import Provider
+    from agent_cli.settings.config import Config
 
 NO_KEY = (
     "No API key found. Set one with\n\n"
@@ -57,7 +57,7 @@ def has_key(config: "Config") -> bool:
 
 def trust_decision(config: "Config", workspace: Path):
     """Whether the workspace's code-running files (.mcp.json, hooks, settings) may be used."""
-    from agent_cli.agent.trust import TrustStore, decide_trust
+    from agent_cli.settings.trust import TrustStore, decide_trust
 
     ext = config.workspace_extensions
     return decide_trust(
@@ -90,7 +90,7 @@ def build_session(
     if not interactive and trust.ignored:
         print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
     trusted = trust.trusted if trusted is None else trusted
-    from agent_cli.agent.mcp.runtime import runtime_for
+    from agent_cli.extensions.mcp.runtime import runtime_for
 
     on_problem = None if interactive else report
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=on_problem)

@@ -11,8 +11,8 @@ from agent_cli.cli.launch import NO_KEY, Start, build_session, fail, has_key, tr
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from agent_cli.agent.config import Config
     from agent_cli.agent.runner import AgentSession
+    from agent_cli.settings.config import Config
 
 STOP_GRACE_SECONDS = 5.0  # after SIGTERM/SIGHUP, how long the TUI may take to close the terminal
 
@@ -20,9 +20,9 @@ STOP_GRACE_SECONDS = 5.0  # after SIGTERM/SIGHUP, how long the TUI may take to c
 def check_openable(config: "Config", workspace: Path, start: Start) -> None:
     """Before the TUI paints: a session another process has open, or sessions that cannot be
     written here, end the run with one line (as `agent -p` does), not a screen with an error."""
-    from agent_cli.agent.lock import SessionLocked, holder
-    from agent_cli.agent.session import SessionStore
     from agent_cli.core.errors import AgentError
+    from agent_cli.session.lock import SessionLocked, holder
+    from agent_cli.session.log import SessionStore
 
     store = SessionStore(config.sessions_root(workspace))
     try:
@@ -36,7 +36,7 @@ def check_openable(config: "Config", workspace: Path, start: Start) -> None:
 
 
 def run_tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool = False) -> None:
-    from agent_cli.agent.signals import SignalStop, exit_code
+    from agent_cli.session.signals import SignalStop, exit_code
 
     if has_key(config):
         check_openable(config, workspace, start)
@@ -88,7 +88,7 @@ def tui_app(
         if not yes:
             names = ", ".join(str(p.relative_to(workspace)) for p in trust.ignored)
             return f"not trusted: ignoring {names} (asked again next time; --trust-workspace uses them once)"
-        from agent_cli.agent.trust import TrustStore
+        from agent_cli.settings.trust import TrustStore
 
         try:
             TrustStore.default().trust(workspace)

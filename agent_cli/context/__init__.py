@@ -1,1 +1,4 @@
-"""The context engine: tokens, assembly, cache anchors, invariants, ledger, offload store, tiers, policy."""
+"""The context engine: tokens, the request's layers and cache breakpoints, offload, the tiers, the policy.
+
+May import: core, context.
+"""

@@ -1,1 +1,4 @@
-"""Types, events and errors shared by every layer. Imports nothing of ours."""
+"""Types, events and errors every layer shares: messages, blocks, usage, the event stream.
+
+May import: core.
+"""

@@ -339,3 +339,24 @@ class Request:
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         return body
+
+
+@dataclass
+class Totals:
+    """What the session has spent so far."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    requests: int = 0
+
+    def cache_hit_rate(self) -> float:
+        total = self.usage.total_input
+        return self.usage.cache_read_input_tokens / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str  # without the slash
+    args: str  # e.g. "[focus]"
+    help: str
+    choices: tuple[str, ...] = ()  # completions of the argument (model names, modes)

@@ -1,1 +1,4 @@
-"""Model providers behind the `Provider` protocol (llm/base.py)."""
+"""Model providers behind one Provider protocol: Anthropic, OpenAI-compatible, scripted; the model registry.
+
+May import: core, llm.
+"""

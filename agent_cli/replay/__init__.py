@@ -1,5 +1,7 @@
 """Replay recorded sessions (Claude Code JSONL or our own events.jsonl) through the context engine.
 
+May import: core, context, llm, tools, replay.
+
 `replay(path, policy=...)` returns a `ReplayResult` (`to_json()` for programs, `render_table` for
 people); the CLI's `agent replay` is built on these two.
 """

@@ -1,1 +1,4 @@
-"""Tools the model can call (the Tool protocol is in tools/base.py)."""
+"""The tools the model calls (read, write, edit, bash, grep, …), their registry, permission rules, the sandbox.
+
+May import: core, tools.
+"""

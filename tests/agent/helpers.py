@@ -4,11 +4,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.context.model import ContextConfig
 from agent_cli.core.events import Event
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 
 
 def make_session(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.config import load_config
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import registry
+from agent_cli.settings.config import load_config
 
 
 def _write(path: Path, text: str) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.config import load_config
-from agent_cli.agent.trust import TrustStore, decide_trust
 from agent_cli.core.errors import ConfigError
+from agent_cli.settings.config import load_config
+from agent_cli.settings.trust import TrustStore, decide_trust
 
 
 def _write(path: Path, text: str) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_cli.agent.config import Config
-from agent_cli.agent.custom_commands import load_custom_commands
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.core.events import CommandResult, Notice, PermissionRequest, ToolStarted
+from agent_cli.extensions.custom_commands import load_custom_commands
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 
 from .helpers import run
 

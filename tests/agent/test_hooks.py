@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.hooks.api import PromptOutcome, SubagentHooks
-from agent_cli.agent.hooks.process import interpret, run_hook
-from agent_cli.agent.hooks.runner import CommandHooks, HookIdentity
-from agent_cli.agent.hooks.spec import HookCommand, Matcher, parse_hooks, select
 from agent_cli.core.types import ToolCall
+from agent_cli.extensions.hooks.api import PromptOutcome, SubagentHooks
+from agent_cli.extensions.hooks.process import interpret, run_hook
+from agent_cli.extensions.hooks.runner import CommandHooks, HookIdentity
+from agent_cli.extensions.hooks.spec import HookCommand, Matcher, parse_hooks, select
 
 
 def py(code: str) -> str:
@@ -206,7 +206,7 @@ async def test_a_subagents_loop_fires_subagent_stop_and_no_prompt_hooks(tmp_path
 
 
 def test_a_hooks_permission_decision_joins_the_permission_check():
-    from agent_cli.agent.hooks.api import PreToolOutcome, combine_permission
+    from agent_cli.extensions.hooks.api import PreToolOutcome, combine_permission
     from agent_cli.tools.permissions import Decision
 
     mode_asks = Decision("ask", "bash asks in ask mode")

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.config import Config, Extensions
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.core.events import (
     Notice,
@@ -20,6 +19,7 @@ from agent_cli.core.events import (
     TurnFinished,
 )
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config, Extensions
 
 from .helpers import run
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from agent_cli.agent.config import Config
 from agent_cli.agent.memory import SessionMemory
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.context.model import ContextConfig
 from agent_cli.llm.anthropic import AnthropicProvider
+from agent_cli.settings.config import Config
 from tests.agent.helpers import run
 from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call

@@ -6,8 +6,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from agent_cli.agent.config import Config, PermissionRules
-from agent_cli.agent.permission_sources import gather_rules
+from agent_cli.settings.config import Config, PermissionRules
+from agent_cli.settings.permission_sources import gather_rules
 
 
 def _settings(ws: Path, name: str, data: object) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from agent_cli.agent.recovery import INTERRUPTED_BY_EXIT
 from agent_cli.context.invariants import check
 from agent_cli.core.types import Message
+from agent_cli.session.recovery import INTERRUPTED_BY_EXIT
 
 from .helpers import make_session, run
 from .test_loop import FIX_TASK, wordy

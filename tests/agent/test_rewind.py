@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agent_cli.agent.checkpoints import Checkpoints
-from agent_cli.agent.rewind import effective_events, parse_args, prompt_points
+from agent_cli.session.checkpoints import Checkpoints
+from agent_cli.session.timeline import effective_events, parse_args, prompt_points
 from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent_cli.agent.config import Config, SandboxConfig
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.core.events import PermissionDenied, PermissionRequest, ToolFinished
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config, SandboxConfig
 
 from .helpers import make_session, run
 

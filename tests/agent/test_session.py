@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent_cli.agent.session import SessionStore, read_events
+from agent_cli.session.log import SessionStore, read_events
 
 from .helpers import make_session, run
 from .test_loop import FIX_TASK
@@ -86,7 +86,7 @@ async def test_our_files_stay_out_of_git_status(workspace):
 
 
 def test_a_write_that_failed_half_way_leaves_no_fragment_for_the_next_event(tmp_path):
-    from agent_cli.agent.session import EventLog
+    from agent_cli.session.log import EventLog
 
     log = EventLog(tmp_path / "s")
     log.append("user", prompt="one")

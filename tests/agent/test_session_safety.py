@@ -9,9 +9,9 @@ import subprocess
 
 import pytest
 
-from agent_cli.agent.lock import SessionLocked
-from agent_cli.agent.processes import ProcessRecords, live_members, proc_stat
-from agent_cli.agent.session import SessionStore
+from agent_cli.session.lock import SessionLocked
+from agent_cli.session.log import SessionStore
+from agent_cli.session.processes import ProcessRecords, live_members, proc_stat
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.bash import run_command
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_cli.agent.settings import load_settings
+from agent_cli.settings.files import load_settings
 
 
 def _write(path: Path, text: str) -> None:
@@ -43,8 +43,8 @@ def test_a_broken_file_is_one_line_naming_it_and_the_others_still_load(tmp_path)
 
 
 def test_a_broken_user_settings_file_is_one_warning_and_its_hooks_are_skipped(tmp_path, monkeypatch):
-    from agent_cli.agent.config import Config
-    from agent_cli.agent.extensions import load_extensions
+    from agent_cli.extensions.loader import load_extensions
+    from agent_cli.settings.config import Config
 
     home = tmp_path / "claude"
     _write(home / "settings.json", '{"hooks": ')
@@ -59,9 +59,9 @@ def test_a_broken_user_settings_file_is_one_warning_and_its_hooks_are_skipped(tm
 def test_a_session_reads_the_settings_once_for_rules_and_hooks(tmp_path, monkeypatch):
     """One parse serves permission rules and hooks: a trusted workspace's rules and hooks both apply,
     and a broken file is one warning, not one per reader."""
-    from agent_cli.agent.config import Config
     from agent_cli.agent.runner import AgentSession, SessionSetup
     from agent_cli.llm.scripted import Script, ScriptedProvider
+    from agent_cli.settings.config import Config
 
     ws = tmp_path / "ws"
     hooks = {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.agent_defs import agent_dirs, load_agents
 from agent_cli.core.events import PermissionDenied, SubagentProgress, TurnFinished
+from agent_cli.extensions.agent_definitions import agent_dirs, load_agents
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from tests.agent.helpers import make_session, run
 

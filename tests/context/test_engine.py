@@ -398,7 +398,7 @@ def test_the_default_policy_is_the_configured_one():
 
 def replay(log, fresh: ContextEngine) -> ContextEngine:
     """Through the real resume path (agent/session.replay_into), as the events the loop logs."""
-    from agent_cli.agent.session import replay_into
+    from agent_cli.session.log import replay_into
 
     events = [
         {"type": data["role"], "message": data} if kind == "message" else {"type": kind, "compaction": data}

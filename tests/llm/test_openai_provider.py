@@ -232,6 +232,8 @@ def test_context_length_fault_helper_words_each_style():
 
 
 def test_importing_the_provider_does_not_load_the_sdk():
-    code = "import sys, agent_cli.llm.openai_compat, agent_cli.agent.config; print('openai' in sys.modules)"
+    code = (
+        "import sys, agent_cli.llm.openai_compat, agent_cli.settings.config; print('openai' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

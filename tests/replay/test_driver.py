@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agent_cli.agent.session import EventLog
 from agent_cli.context.model import Compaction, SpanReplacement
 from agent_cli.core.types import Block, BlockMeta, Message, Trust, Usage
 from agent_cli.replay.driver import ReplayError, api_orphans, load_transcript, replay, replay_async
 from agent_cli.replay.report import render_table
+from agent_cli.session.log import EventLog
 
 from .helpers import SessionWriter
 
@@ -213,10 +213,10 @@ def test_a_long_session_under_the_default_policy_stays_valid_and_recoverable():
 
 
 async def test_a_real_session_log_replays_with_the_same_requests(workspace: Path):
-    from agent_cli.agent.config import Config
     from agent_cli.agent.runner import AgentSession, SessionSetup
     from agent_cli.context.model import ContextConfig
     from agent_cli.llm.scripted import Script, ScriptedProvider
+    from agent_cli.settings.config import Config
 
     script = [
         {"text": "Let me look.", "tool_calls": [{"name": "read_file", "input": {"path": "app.py"}}]},

@@ -7,10 +7,10 @@ from textual.widgets import Markdown
 from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.api import COMMANDS, SessionInfo
-from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.core import events as ev
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.screens.sessions_screen import session_label
 from agent_cli.tui.widgets.assistant_message import AssistantMessage

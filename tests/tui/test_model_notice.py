@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from tui_helpers import type_text, wait_until
 
-from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.notice import Notice
 

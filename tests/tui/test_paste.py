@@ -8,9 +8,9 @@ from fake_backend import FakeBackend
 from textual import events
 from tui_helpers import type_text, wait_until
 
-from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.paste import PasteStore, chip_label, format_size
 from agent_cli.tui.widgets.user_message import UserMessage, shown_text

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from tui_helpers import FakeClock, type_text, wait_until
 
-from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.context_gauge import ContextGauge, gauge_label
 from agent_cli.tui.widgets.tool_call import ToolCall

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from tui_helpers import wait_until
 
-from agent_cli.agent.config import Config
 from agent_cli.agent.runner import AgentSession, SessionSetup
 from agent_cli.cli.commands import PICK
 from agent_cli.cli.commands import normalize as _normalize
 from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.screens.sessions_screen import SessionsScreen
 from agent_cli.tui.widgets.assistant_message import AssistantMessage

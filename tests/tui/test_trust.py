@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from tui_helpers import FakeClock, type_text, wait_until
 
-from agent_cli.agent.config import Config
-from agent_cli.agent.hooks import NoHooks
-from agent_cli.agent.trust import TrustStore
 from agent_cli.cli.launch import Start
 from agent_cli.cli.tui_launch import tui_app
+from agent_cli.extensions.hooks import NoHooks
+from agent_cli.settings.config import Config
+from agent_cli.settings.trust import TrustStore
 from agent_cli.tui.screens.trust_screen import TrustScreen
 from agent_cli.tui.widgets.notice import Notice
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.mcp.config import ServerSpec
+from agent_cli.extensions.mcp.config import ServerSpec
 
 REPO = Path(__file__).resolve().parents[3]
 TOOLBOX = ("-m", "tests.mcp_servers.toolbox")

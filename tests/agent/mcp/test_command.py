@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from agent_cli.agent.mcp.config import Loaded, ServerSpec
-from agent_cli.agent.mcp.runtime import McpRuntime, McpSettings
 from agent_cli.core.events import CommandResult, Notice
+from agent_cli.extensions.mcp.config import Loaded, ServerSpec
+from agent_cli.extensions.mcp.runtime import McpRuntime, McpSettings
 from tests.agent.helpers import make_session, run, with_provider
 from tests.agent.mcp.conftest import toolbox_spec
 

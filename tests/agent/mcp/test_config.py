@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agent_cli.agent.mcp.config import load_servers
+from agent_cli.extensions.mcp.config import load_servers
 
 
 def _write(workspace, data) -> None:

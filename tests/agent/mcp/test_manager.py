@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from agent_cli.agent.mcp.config import ServerSpec
-from agent_cli.agent.mcp.manager import McpManager
-from agent_cli.agent.mcp.tool import MAX_RESULT_CHARS, McpTool
+from agent_cli.extensions.mcp.config import ServerSpec
+from agent_cli.extensions.mcp.manager import McpManager
+from agent_cli.extensions.mcp.tool import MAX_RESULT_CHARS, McpTool
 from agent_cli.tools.base import ToolContext
 from tests.agent.mcp.conftest import toolbox_spec
 

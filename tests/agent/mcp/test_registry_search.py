@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent_cli.agent.mcp.config import Loaded
-from agent_cli.agent.mcp.runtime import McpRuntime, McpSettings
-from agent_cli.agent.mcp.search import McpSearchTool
-from agent_cli.agent.mcp.tool import McpTool, ToolInfo
 from agent_cli.context.tokens import TokenCounter
+from agent_cli.extensions.mcp.config import Loaded
+from agent_cli.extensions.mcp.runtime import McpRuntime, McpSettings
+from agent_cli.extensions.mcp.search import McpSearchTool
+from agent_cli.extensions.mcp.tool import McpTool, ToolInfo
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import InputError, default_tools, validate_input
 from tests.agent.mcp.conftest import toolbox_spec
@@ -84,7 +84,7 @@ async def test_schemas_over_the_share_of_the_budget_load_on_demand(tmp_path):
 
 
 async def test_a_small_tool_list_is_offered_directly_and_failures_become_notices(tmp_path):
-    from agent_cli.agent.mcp.config import ServerSpec
+    from agent_cli.extensions.mcp.config import ServerSpec
 
     ghost = ServerSpec("ghost", "test", "stdio", command="no-such-mcp-server-xyz")
     loaded = Loaded((toolbox_spec(), ghost), ("/x/.mcp.json: a problem",))

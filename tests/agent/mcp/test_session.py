@@ -3,10 +3,10 @@ and the server keeps serving."""
 
 from __future__ import annotations
 
-from agent_cli.agent.mcp.config import Loaded
-from agent_cli.agent.mcp.runtime import McpRuntime, McpSettings
 from agent_cli.context.invariants import check
 from agent_cli.core.events import ToolStarted
+from agent_cli.extensions.mcp.config import Loaded
+from agent_cli.extensions.mcp.runtime import McpRuntime, McpSettings
 from tests.agent.helpers import make_session, run, with_provider
 from tests.agent.mcp.conftest import toolbox_spec
 

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from agent_cli.agent.hooks.api import Emit, HookRunner, NoHooks, hook_block
 from agent_cli.core.events import Event, PermissionRequest
 from agent_cli.core.types import Block
+from agent_cli.extensions.hooks.api import Emit, HookRunner, NoHooks, hook_block
 
 
 class SessionHooks:

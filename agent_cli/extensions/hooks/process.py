@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.hooks.api import HookPermission
-from agent_cli.agent.hooks.spec import HookCommand
+from agent_cli.extensions.hooks.api import HookPermission
+from agent_cli.extensions.hooks.spec import HookCommand
 
 OUTPUT_CHARS = 10_000  # what a hook may add to the context, like Claude Code's cap
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")  # plain stdout is added as context

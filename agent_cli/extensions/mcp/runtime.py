@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent_cli.agent.config import Config, config_paths
-from agent_cli.agent.mcp.config import Loaded, load_servers
-from agent_cli.agent.mcp.manager import McpManager, ServerStatus
-from agent_cli.agent.mcp.search import NAME as SEARCH_NAME
-from agent_cli.agent.mcp.search import McpSearchTool
-from agent_cli.agent.mcp.tool import McpTool, ToolInfo, tool_name
 from agent_cli.context.tokens import TokenCounter
+from agent_cli.extensions.mcp.config import Loaded, load_servers
+from agent_cli.extensions.mcp.manager import McpManager, ServerStatus
+from agent_cli.extensions.mcp.search import NAME as SEARCH_NAME
+from agent_cli.extensions.mcp.search import McpSearchTool
+from agent_cli.extensions.mcp.tool import McpTool, ToolInfo, tool_name
+from agent_cli.settings.config import Config, config_paths
 from agent_cli.tools.base import schema
 from agent_cli.tools.registry import ToolRegistry
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent_cli.agent.config import config_paths
-from agent_cli.agent.mcp.manager import ServerStatus
-from agent_cli.agent.mcp.runtime import McpRuntime
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.events import CommandResult
+from agent_cli.extensions.mcp.manager import ServerStatus
+from agent_cli.extensions.mcp.runtime import McpRuntime
+from agent_cli.settings.config import config_paths
 
 USAGE = (
     "Use /mcp to list the servers, /mcp reconnect NAME to restart one, /mcp reconnect for all failed ones."

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.hooks.api import (
+from agent_cli.core.events import Event, Notice
+from agent_cli.core.types import ToolCall
+from agent_cli.extensions.hooks.api import (
     Emit,
     HookPermission,
     PostToolOutcome,
@@ -23,10 +25,8 @@ from agent_cli.agent.hooks.api import (
     PromptOutcome,
     StopOutcome,
 )
-from agent_cli.agent.hooks.process import HookReply, HookRun, interpret, label, run_hook
-from agent_cli.agent.hooks.spec import HookGroup, claude_name, select
-from agent_cli.core.events import Event, Notice
-from agent_cli.core.types import ToolCall
+from agent_cli.extensions.hooks.process import HookReply, HookRun, interpret, label, run_hook
+from agent_cli.extensions.hooks.spec import HookGroup, claude_name, select
 from agent_cli.tools.base import ToolResult
 
 Record = Callable[..., None]  # EventLog.append(kind, **fields)

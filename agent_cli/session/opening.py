@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_cli.agent.lock import SessionLock
-from agent_cli.agent.processes import ProcessRecords
-from agent_cli.agent.recovery import fork as fork_session
-from agent_cli.agent.recovery import orphan_results
-from agent_cli.agent.session import EVENTS, EventLog, SessionStore, new_session_id, read_events
 from agent_cli.core.types import Usage
+from agent_cli.session.lock import SessionLock
+from agent_cli.session.log import EVENTS, EventLog, SessionStore, new_session_id, read_events
+from agent_cli.session.processes import ProcessRecords
+from agent_cli.session.recovery import fork as fork_session
+from agent_cli.session.recovery import orphan_results
 
 if TYPE_CHECKING:
-    from agent_cli.agent.loop import Totals
     from agent_cli.context.engine import ContextEngine
+    from agent_cli.core.types import Totals
 
 Event = dict[str, Any]
 

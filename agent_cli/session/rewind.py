@@ -9,11 +9,17 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_cli.agent.checkpoints import CheckpointError, Checkpoints
-from agent_cli.agent.rewind import PromptPoint, RewindMode, effective_events, memory_rewound, prompt_points
-from agent_cli.agent.session import EventLog, read_events
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, Notice
+from agent_cli.session.checkpoints import CheckpointError, Checkpoints
+from agent_cli.session.log import EventLog, read_events
+from agent_cli.session.timeline import (
+    PromptPoint,
+    RewindMode,
+    effective_events,
+    memory_rewound,
+    prompt_points,
+)
 
 
 class Rewinder:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agent_cli.agent.config import Config, config_paths
-from agent_cli.agent.hooks.api import HookRunner, NoHooks
-from agent_cli.agent.hooks.runner import CommandHooks, HookIdentity, Record
-from agent_cli.agent.hooks.spec import HookGroup, parse_hooks
-from agent_cli.agent.settings import SettingsFile
+from agent_cli.extensions.hooks.api import HookRunner, NoHooks
+from agent_cli.extensions.hooks.runner import CommandHooks, HookIdentity, Record
+from agent_cli.extensions.hooks.spec import HookGroup, parse_hooks
+from agent_cli.settings.config import Config, config_paths
+from agent_cli.settings.files import SettingsFile
 
 
 def hook_groups(

@@ -6,7 +6,7 @@ them in config and settings files; lifecycle.py runs SessionStart, SessionEnd an
 one session.
 """
 
-from agent_cli.agent.hooks.api import (
+from agent_cli.extensions.hooks.api import (
     HookDelegate,
     HookRunner,
     NoHooks,

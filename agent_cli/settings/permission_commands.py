@@ -8,8 +8,13 @@ from agent_cli.core.events import CommandResult
 from agent_cli.tools.rules import RuleError
 
 if TYPE_CHECKING:
-    from agent_cli.agent.session import EventLog
     from agent_cli.tools.permissions import Permissions
+
+
+class EventSink(Protocol):
+    """Where a rule change is recorded (the session's event log)."""
+
+    def append(self, kind: str, **fields: Any) -> Any: ...
 
 
 class RuleHost(Protocol):
@@ -18,7 +23,7 @@ class RuleHost(Protocol):
     permission_mode: str
     permissions: Permissions
     rule_warnings: list[str]
-    log: EventLog
+    log: EventSink
 
 
 MODE_HELP = (

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent_cli.agent.mcp.tool import PREFIX
 from agent_cli.context.prompts import load_prompt
+from agent_cli.extensions.mcp.tool import PREFIX
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.registry import ToolRegistry
 

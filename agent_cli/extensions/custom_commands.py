@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import yaml
 
-from agent_cli.agent.api import CommandSpec
+from agent_cli.core.types import CommandSpec
 from agent_cli.tools.rules import split_rule_list
 
 Origin = Literal["user", "workspace"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_cli.agent.mcp.config import ServerSpec
-from agent_cli.agent.mcp.tool import McpCallError, ToolInfo
+from agent_cli.extensions.mcp.config import ServerSpec
+from agent_cli.extensions.mcp.tool import McpCallError, ToolInfo
 
 State = Literal["connecting", "connected", "failed", "dead"]
 STOP_GRACE = 8.0  # seconds for all servers to shut down before their tasks are cancelled

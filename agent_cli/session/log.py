@@ -17,14 +17,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from agent_cli.agent.api import SessionInfo
-from agent_cli.agent.lock import SessionLock
-from agent_cli.agent.recovery import set_aside_torn_tail
 from agent_cli.context.model import Compaction
 from agent_cli.core.errors import SessionError
 from agent_cli.core.types import Message, Usage
+from agent_cli.session.lock import SessionLock
+from agent_cli.session.recovery import set_aside_torn_tail
 
 EVENTS = "events.jsonl"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    started_at: str  # ISO 8601
+    first_prompt: str
+    turns: int
+    path: str
 
 
 def new_session_id(now: float | None = None) -> str:

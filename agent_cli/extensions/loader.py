@@ -10,20 +10,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_cli.agent.api import COMMANDS
-from agent_cli.agent.config import Config
-from agent_cli.agent.custom_commands import CustomCommand, CustomCommands, load_custom_commands
-from agent_cli.agent.hooks.api import Emit, HookRunner
-from agent_cli.agent.hooks.load import build_hooks, hook_groups
-from agent_cli.agent.hooks.runner import HookIdentity, Record
-from agent_cli.agent.hooks.spec import HookGroup
-from agent_cli.agent.settings import SettingsFile, claude_user_dir, load_settings, trusted_files
-from agent_cli.agent.trust import user_config_dir
 from agent_cli.core.events import Notice
+from agent_cli.extensions.custom_commands import CustomCommand, CustomCommands, load_custom_commands
+from agent_cli.extensions.hooks.api import Emit, HookRunner
+from agent_cli.extensions.hooks.load import build_hooks, hook_groups
+from agent_cli.extensions.hooks.runner import HookIdentity, Record
+from agent_cli.extensions.hooks.spec import HookGroup
+from agent_cli.settings.config import Config
+from agent_cli.settings.files import SettingsFile, claude_user_dir, load_settings, trusted_files
+from agent_cli.settings.trust import user_config_dir
 from agent_cli.tools.rules import SourcedRule, parse_rules
 from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
-
-BUILTIN_NAMES = tuple(c.name for c in COMMANDS) + ("exit",)
 
 
 @dataclass(frozen=True)
@@ -38,10 +35,15 @@ class SessionExtensions:
 
 
 def load_extensions(
-    config: Config, workspace: Path, trusted: bool, settings: Sequence[SettingsFile] | None = None
+    config: Config,
+    workspace: Path,
+    trusted: bool,
+    settings: Sequence[SettingsFile] | None = None,
+    builtin_commands: Sequence[str] = (),
 ) -> SessionExtensions:
     """`settings`: the session's parsed settings files, all of them (read here when not given);
-    hooks come from those trust allows."""
+    hooks come from those trust allows. `builtin_commands`: slash command names a custom command
+    may not take."""
     settings = (
         trusted_files(settings, trusted)
         if settings is not None
@@ -49,7 +51,7 @@ def load_extensions(
     )
     groups, problems = hook_groups(config, workspace, settings, trusted=trusted)
     user_dirs = [claude_user_dir() / "commands", user_config_dir() / "commands"]
-    commands = load_custom_commands(workspace, user_dirs, BUILTIN_NAMES)
+    commands = load_custom_commands(workspace, user_dirs, builtin_commands)
     # a broken workspace settings file is reported by permission_sources (it reads them, trusted or
     # not); here only the user's own ~/.claude/settings.json, so each broken file is one line
     broken = [f.error for f in settings if f.error and f.origin == "user"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.config import Config, PermissionRules
-from agent_cli.agent.settings import SettingsFile, load_all_settings
+from agent_cli.settings.config import Config, PermissionRules
+from agent_cli.settings.files import SettingsFile, load_all_settings
 from agent_cli.tools.rules import EFFECTS, SourcedRule, parse_rules
 
 

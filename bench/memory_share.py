@@ -24,7 +24,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent_cli.agent.runner import AgentSession, SessionSetup  # noqa: E402
+from agent_cli.agent.parts import SessionSetup  # noqa: E402
+from agent_cli.cli.compose import compose_session  # noqa: E402
 from agent_cli.llm.anthropic import AnthropicProvider  # noqa: E402
 from agent_cli.settings.config import Config  # noqa: E402
 from tests.fakeapi.replies import text, tool_call  # noqa: E402
@@ -67,7 +68,7 @@ async def measure(prompts: int, steps: int) -> dict[str, Any]:
     try:
         provider = AnthropicProvider(api_key="sk-ant-bench", base_url=server.url)
         config = Config(model="claude-sonnet-5-5", permission_mode="yolo")
-        session = AgentSession(config, provider, SessionSetup(workspace, None, interactive=True))
+        session = compose_session(config, provider, SessionSetup(workspace, None, interactive=True))
         for prompt in range(prompts):
             _script(server, files, prompt, steps)
             async for _ in session.submit(f"Part {prompt + 1}: look through the next files."):

@@ -1,6 +1,6 @@
 """The seam the front ends (TUI, headless) use to drive an agent session.
 
-`AgentBackend` is implemented by agent/session_runner.py; tests and the TUI's own tests may use any
+`AgentBackend` is implemented by agent/runner.py's AgentSession; tests and the TUI's own tests may use any
 object with this shape. Every run yields core.events.Event values and ends with TurnFinished.
 """
 

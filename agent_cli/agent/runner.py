@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.commands import COMMANDS, run_command
-from agent_cli.agent.loop import Loop
-from agent_cli.agent.memory_schedule import MemorySchedule, open_memory
+from agent_cli.agent.memory_schedule import MemorySchedule
+from agent_cli.agent.parts import SessionParts, SessionSetup
 from agent_cli.agent.side_requests import complete_metered, summarize
-from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
-from agent_cli.context.assemble import environment_text, read_user_context
-from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
@@ -33,16 +27,11 @@ from agent_cli.extensions.hooks import HookRunner
 from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
 from agent_cli.extensions.loader import (
-    SessionExtensions,
     command_rules,
-    load_extensions,
-    make_sandbox,
 )
-from agent_cli.llm.base import Provider, Request
-from agent_cli.llm.models import registry
+from agent_cli.llm.base import Request
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import (
-    SessionStore,
     conversation,
     ensure_git_exclude,
     read_events,
@@ -57,75 +46,49 @@ from agent_cli.session.opening import (
 )
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import PromptPoint, RewindMode, effective_events, is_prompt
-from agent_cli.settings.config import Config
-from agent_cli.settings.files import SettingsFile, load_all_settings
-from agent_cli.tools.base import OutputLimits, ToolContext
-from agent_cli.tools.permissions import Permissions
-from agent_cli.tools.registry import ToolRegistry, default_tools
+from agent_cli.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from agent_cli.extensions.mcp.runtime import McpRuntime
-
-
-@dataclass(frozen=True)
-class SessionSetup:
-    """Where and how a session starts: a new id, or one to resume."""
-
-    workspace: Path
-    resume_id: str | None = None
-    interactive: bool = True
-    trusted: bool = False  # the workspace's .mcp.json, hooks and settings may be used (agent/trust.py)
-    fork: bool = False  # go on in a copy of `resume_id` (a new session), leaving the original alone
+    pass
 
 
 class AgentSession:
-    """Implements agent.api.AgentBackend."""
+    """Implements agent.api.AgentBackend. Coordinates the parts cli/compose.py built: it opens logs,
+    runs turns and switches models and modes; it constructs nothing from config."""
 
-    def __init__(
-        self,
-        config: Config,
-        provider: Provider,
-        setup: SessionSetup,
-        tools: ToolRegistry | None = None,
-        clock: Callable[[], float] = time.time,
-        mcp: McpRuntime | None = None,
-        hooks: HookRunner | None = None,
-    ):
-        self.config = config
-        self.provider = provider
+    def __init__(self, parts: SessionParts, setup: SessionSetup):
+        self.parts = parts
+        self.builder = parts.builder  # the engine and loop of each log opened, and of each sub-agent
+        self.config = parts.config  # values read at each turn (max tokens, context window, summarizer)
+        self.provider = parts.provider
         self.workspace = setup.workspace.resolve()
         self.interactive = setup.interactive
         self.trusted = setup.trusted
-        self.clock = clock
-        self.tools = tools or default_tools()
-        self.subagents = Subagents(self)
-        self.tools, agent_warnings = install_task_tool(self.tools, self.subagents, self.workspace)
+        self.clock = parts.clock
+        self.tools = parts.tools
+        self.subagents = parts.subagents
+        self.subagents.host = self
         self.tools.on_change(lambda: self.engine.set_tools(self.tools.schemas()))
-        self.mcp = mcp  # MCP servers (agent/mcp/): their tools join self.tools between turns
-        self.store = SessionStore(config.sessions_root(self.workspace))
-        self.model = config.model
-        self.permission_mode = config.permission_mode
-        self.warnings: list[str] = []
+        self.mcp = parts.mcp  # MCP servers (extensions/mcp/): their tools join self.tools between turns
+        self.store = parts.store
+        self.model = parts.config.model
+        self.permissions = parts.permissions
+        self.permission_mode = self.permissions.mode
+        self.rule_warnings = list(parts.rule_warnings)
+        self.warnings: list[str] = list(parts.rule_warnings)
         self.mode_before_plan = "ask"  # where approving a plan returns to
-        settings = load_all_settings(self.workspace)  # parsed once: permission rules and hooks read them
-        self.permissions = self._make_permissions(settings)
-        self.models = registry(config.models)  # models.toml with the config's [models.NAME] over it
+        self.models = parts.models
         self._model_notices: list[str] = []  # an unknown model's warning, for the TUI's next turn
         self._warned_models: set[str] = set()
         self._task: asyncio.Task | None = None
         self.totals = Totals()
-        self.store.check_writable()
-        self.sandbox, sandbox_warning = make_sandbox(config, self.workspace, setup.trusted)
-        ext: SessionExtensions = load_extensions(config, self.workspace, self.trusted, settings)
-        self.hooks: HookRunner = hooks or ext.hooks(self._hook_identity, self._record)
-        self.custom = ext.commands
+        self.sandbox = parts.sandbox
+        self.hooks: HookRunner = parts.hooks(self._hook_identity, self._record)
+        self.custom = parts.commands
         self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
-        self.warnings += agent_warnings
-        if sandbox_warning:
-            self.warnings.append(sandbox_warning)
-        self.warnings += ext.warnings
+        self.warnings += parts.warnings
 
     # -- construction ------------------------------------------------------------------------------
     def _open(
@@ -147,25 +110,16 @@ class AgentSession:
         events = opened.events
         self.info = self._model_info(self.model)
         self.dir_store = DirStore(self.session_dir)
-        self.engine = ContextEngine(
-            config=self.config.context,
+        build = self.parts.builder
+        self.engine = build.engine(
             model=self.info,
             system_prompt=load_prompt("system"),
-            tools=self.tools.schemas(),
-            user_context=read_user_context(self.workspace),
-            environment=environment_text(self.workspace, self.clock()),
+            tools=self.tools,
             store=self.dir_store,
             summarizer=self._summarize,
-            clock=self.clock,
-            tool_compactable=self.tools.is_compactable,
             file_reader=lambda path: read_for_reattach(self.workspace, path),
         )
         self.todo: list[dict[str, Any]] = []
-        limits = OutputLimits(
-            inline_chars=self.config.context.offload_result_chars,
-            preview_chars=self.config.context.preview_chars,
-            ceiling_chars=self.config.context.output_ceiling_chars,
-        )
         self.tool_ctx = ToolContext(
             self.workspace,
             self.session_dir,
@@ -174,7 +128,7 @@ class AgentSession:
             sandbox=self.sandbox,
             permission_mode=lambda: self.permissions.mode,
             seen_read=lambda path, output: seen_read(self.workspace, self.engine.messages, path, output),
-            limits=limits,
+            limits=build.output_limits(),
             processes=self.processes,
         )
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
@@ -182,7 +136,7 @@ class AgentSession:
         replay_into(events, self.engine)
         self.engine.resume_usage(last_billed_input(events, self.model))  # the gauge starts true
         restore_state(events, self.engine, self.todo)
-        self.loop = Loop(
+        self.loop = build.loop(
             provider=self.provider,
             engine=self.engine,
             tools=self.tools,
@@ -190,11 +144,8 @@ class AgentSession:
             log=self.log,
             tool_ctx=self.tool_ctx,
             model=self.info,
-            max_tokens=min(self.config.max_tokens, self.info.max_output_tokens),  # what the model can give
-            max_turns=self.config.max_turns,
             interactive=self.interactive,
             totals=self.totals,
-            debug=self.config.debug,
             hooks=self.hooks,
         )
         self.loop.turn = sum(1 for e in events if is_prompt(e))
@@ -208,9 +159,7 @@ class AgentSession:
         self.loop.before_change = self.rewinder.checkpoint
         if orphaned := close_orphans(self.engine, self.log, self.loop.turn):
             self.warnings.append(orphaned)
-        self.memory = open_memory(
-            self.session_dir, self.workspace, self._summarize, self.config.context, self.engine
-        )
+        self.memory = build.memory(self.session_dir, self._summarize, self.engine)
         self.memory_schedule = MemorySchedule(
             self.memory,
             self.engine,
@@ -227,14 +176,6 @@ class AgentSession:
     async def rewind(self, number: int, mode: RewindMode) -> str:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
-
-    def _make_permissions(self, settings: list[SettingsFile]) -> Permissions:
-        from agent_cli.settings.permission_sources import gather_rules
-
-        gathered = gather_rules(self.config, self.workspace, self.trusted, settings)
-        self.warnings.extend(gathered.warnings)
-        self.rule_warnings = list(gathered.warnings)
-        return Permissions(self.permission_mode, self.workspace, gathered.rules)  # type: ignore[arg-type]
 
     async def _summarize(self, system: str, content: str) -> str:
         return await summarize(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +20,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.agent.loop import Loop
 from agent_cli.agent.side_requests import summarize
-from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
 from agent_cli.context.store import DirStore
@@ -46,6 +44,7 @@ from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.task import AgentDefinition, Progress, SubagentOutcome
 
 if TYPE_CHECKING:
+    from agent_cli.agent.parts import SessionBuilder
     from agent_cli.llm.base import Provider
     from agent_cli.settings.config import Config
     from agent_cli.tools.permissions import Permissions
@@ -72,6 +71,7 @@ class SubagentHost(Protocol):
     model: str
     loop: Loop
     models: ModelRegistry  # the registry with the config's [models.NAME] over it
+    builder: SessionBuilder  # the engine and loop of a child, as the parent's (cli/compose.py)
 
 
 StopHook = Callable[[AgentDefinition, SubagentOutcome], Awaitable[None]]
@@ -80,10 +80,20 @@ StopHook = Callable[[AgentDefinition, SubagentOutcome], Awaitable[None]]
 class Subagents:
     """Implements tools.task.SubagentRunner for one parent session."""
 
-    def __init__(self, host: SubagentHost, on_stop: StopHook | None = None) -> None:
-        self.host = host
-        # agent/hooks.py's SubagentStop event is to be called here, once per finished child
+    def __init__(self, host: SubagentHost | None = None, on_stop: StopHook | None = None) -> None:
+        self._host = host  # the composition root builds the runner first; the session attaches itself
+        # extensions/hooks' SubagentStop event is to be called here, once per finished child
         self.on_stop = on_stop
+
+    @property
+    def host(self) -> SubagentHost:
+        if self._host is None:
+            raise RuntimeError("the sub-agent runner has no session attached")
+        return self._host
+
+    @host.setter
+    def host(self, host: SubagentHost) -> None:
+        self._host = host
 
     def child_tools(self, definition: AgentDefinition) -> ToolRegistry:
         """The parent's tools except `task`, or those the definition names (in the parent's order)."""
@@ -113,18 +123,14 @@ class Subagents:
             cwd=str(host.workspace),
             model=model_name,
         )
-        engine = ContextEngine(
-            config=host.config.context,
+        engine = host.builder.engine(
             model=info,
             system_prompt=definition.prompt,
-            tools=tools.schemas(),
-            user_context=read_user_context(host.workspace),
-            environment=environment_text(host.workspace, time.time()),
+            tools=tools,
             store=store,
             summarizer=_summarizer(host, model_name, log, totals),
-            tool_compactable=tools.is_compactable,
         )
-        loop = Loop(
+        loop = host.builder.loop(
             provider=host.provider,
             engine=engine,
             tools=tools,
@@ -144,11 +150,8 @@ class Subagents:
                 on_output=None,
             ),
             model=info,
-            max_tokens=min(host.config.max_tokens, info.max_output_tokens),
-            max_turns=host.config.max_turns,
             interactive=host.interactive,
             totals=totals,
-            debug=host.config.debug,
             hooks=SubagentHooks(host.hooks),  # its tools fire the parent's hooks; its end, SubagentStop
         )
         # the parent's checkpoint (/rewind) is taken before the first change, whoever makes it

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_cli.cli.launch import Start, fail, headless, trust_decision
+from agent_cli.cli.launch import Start, fail, headless
 from agent_cli.cli.tui_launch import run_tui
 
 if TYPE_CHECKING:
@@ -206,6 +206,7 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from agent_cli.cli.compose import trust_decision
     from agent_cli.context.tokens import TokenCounter
     from agent_cli.extensions.mcp.runtime import probe, runtime_for, server_rows
 

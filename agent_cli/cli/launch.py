@@ -1,5 +1,4 @@
-"""From a resolved config to a running session: the provider the config names, whether the
-workspace is trusted, the session itself, and a headless run (`agent -p`)."""
+"""A headless run (`agent -p`): the key check, the session from compose.py, the answer printed."""
 
 import os
 import sys
@@ -8,7 +7,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from agent_cli.agent.runner import AgentSession
-    from agent_cli.llm.base import Provider
     from agent_cli.settings.config import Config
 
 NO_KEY = (
@@ -31,71 +29,10 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
-def make_provider(config: "Config", demo: bool) -> "Provider":
-    """The provider the config names. Raises ConfigError when it cannot be built."""
-    if config.provider == "scripted":
-        from agent_cli.llm.scripted import Script, ScriptedProvider, demo_provider
-
-        if config.script:
-            return ScriptedProvider(Script.load(Path(config.script)), model=config.model)
-        return demo_provider()
-    if config.provider == "openai":
-        from agent_cli.llm.models import registry
-        from agent_cli.llm.openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(config.openai, registry=registry(config.models))
-    from agent_cli.llm.anthropic import AnthropicProvider
-
-    return AnthropicProvider(base_url=config.base_url or None)
-
-
 def has_key(config: "Config") -> bool:
     if config.provider != "anthropic":
         return True
     return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
-
-
-def trust_decision(config: "Config", workspace: Path):
-    """Whether the workspace's code-running files (.mcp.json, hooks, settings) may be used."""
-    from agent_cli.settings.trust import TrustStore, decide_trust
-
-    ext = config.workspace_extensions
-    return decide_trust(
-        workspace,
-        flag=config.trust_workspace,
-        store=TrustStore.default(),
-        has_workspace_extensions=bool(ext.mcp_servers or ext.hooks),
-    )
-
-
-def build_session(
-    config: "Config",
-    workspace: Path,
-    start: Start,
-    interactive: bool,
-    demo: bool,
-    trusted: bool | None = None,
-) -> "AgentSession":
-    from agent_cli.agent.runner import AgentSession, SessionSetup
-
-    if demo and config.model == "claude-sonnet-5-5":
-        from dataclasses import replace
-
-        config = replace(config, model="scripted")
-    provider = make_provider(config, demo)
-    prepare = getattr(provider, "prepare", None)
-    if interactive and callable(prepare):
-        prepare()  # import the SDK here, off the UI's event loop (the TUI calls this in a thread)
-    trust = trust_decision(config, workspace)
-    if not interactive and trust.ignored:
-        print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
-    trusted = trust.trusted if trusted is None else trusted
-    from agent_cli.extensions.mcp.runtime import runtime_for
-
-    on_problem = None if interactive else report
-    mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=on_problem)
-    setup = SessionSetup(workspace, start.resume_id, interactive, trusted, fork=start.fork)
-    return AgentSession(config, provider, setup, mcp=mcp)
 
 
 def report(text: str, level: str) -> None:
@@ -113,7 +50,17 @@ def headless(config: "Config", workspace: Path, prompt: str, fmt: str, start: St
     if prompt == "-":
         prompt = sys.stdin.read()
     try:
-        session = build_session(config, workspace, start, interactive=False, demo=demo)
+        from agent_cli.cli.compose import open_session
+
+        session = open_session(
+            config,
+            workspace,
+            resume_id=start.resume_id,
+            fork=start.fork,
+            interactive=False,
+            demo=demo,
+            report=report,
+        )
     except AgentError as exc:
         fail(str(exc))
         raise

@@ -2,7 +2,8 @@
 anthropic SDK, and a headless run starts the SDK's import before anything else.
 
 The rest of the command line is a package of its own: `commands.py` (flags, config, subcommands),
-`launch.py` (provider, trust, session, a headless run), `tui_launch.py` (the TUI).
+`compose.py` (the one composition root: provider, trust, every part of a session), `launch.py`
+(a headless run), `tui_launch.py` (the TUI).
 """
 
 import os

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_cli.cli.launch import NO_KEY, Start, build_session, fail, has_key, trust_decision
+from agent_cli.cli.launch import NO_KEY, Start, fail, has_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,6 +78,8 @@ def tui_app(
     from agent_cli.tui.app import create_app
 
     startup_error = None if has_key(config) else NO_KEY
+    from agent_cli.cli.compose import open_session, trust_decision
+
     trust = trust_decision(config, workspace)
     trusted = trust.trusted
 
@@ -102,7 +104,16 @@ def tui_app(
 
         gc.disable()  # as for `agent -p` (main._warm_sdk): the SDK's import makes no garbage
         try:
-            session = await asyncio.to_thread(build_session, config, workspace, start, True, demo, trusted)
+            session = await asyncio.to_thread(
+                open_session,
+                config,
+                workspace,
+                resume_id=start.resume_id,
+                fork=start.fork,
+                interactive=True,
+                demo=demo,
+                trusted=trusted,
+            )
         finally:
             gc.enable()  # the app freezes what exists once the session is painted
         if session.mcp is not None:

@@ -1,6 +1,6 @@
 """What a session gets from the person's and the workspace's setup: hooks, custom commands, the sandbox.
 
-Settings files come parsed once per session (agent/settings.py); everything wrong in them, in hook
+Settings files come parsed once per session (settings/files.py); everything wrong in them, in hook
 definitions or in command files is one warning line each, and the session starts regardless.
 """
 
@@ -20,7 +20,6 @@ from agent_cli.settings.config import Config
 from agent_cli.settings.files import SettingsFile, claude_user_dir, load_settings, trusted_files
 from agent_cli.settings.trust import user_config_dir
 from agent_cli.tools.rules import SourcedRule, parse_rules
-from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
 
 
 @dataclass(frozen=True)
@@ -76,18 +75,3 @@ def command_rules(command: CustomCommand, trusted: bool, emit: Emit) -> list[Sou
     for problem in problems:
         emit(Notice(problem, "warning"))
     return rules
-
-
-def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
-    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
-    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
-    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
-    sandbox = config.sandbox if trusted else user
-    warning = ""
-    if sandbox != config.sandbox:
-        warning = (
-            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
-            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
-        )
-    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
-    return Sandbox(policy, workspace), warning

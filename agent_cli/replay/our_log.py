@@ -1,4 +1,4 @@
-"""Read our own session log (`events.jsonl`, see agent/session.py) into a replay `Transcript`.
+"""Read our own session log (`events.jsonl`, see session/log.py) into a replay `Transcript`.
 
 Message events (`user`, `assistant`, `tool_results`) carry `message` (Message.to_json()) and `ts`;
 assistant events also `usage` and `model`. Compaction events are not replayed (the policy under

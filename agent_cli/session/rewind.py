@@ -1,6 +1,6 @@
 """Checkpoints and /rewind for one opened session: the workspace is snapshotted before a prompt's
 first change, and `rewind` goes back to before a prompt in code, in conversation, or both.
-The pure event logic (which events a rewind removes) is agent/rewind.py.
+The pure event logic (which events a rewind removes) is session/timeline.py.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ Which files, lowest precedence first:
 - user:      `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude/settings.json`): the person's own
              Claude Code settings, always trusted, so their hooks and rules carry over;
 - workspace: `.claude/settings.json`, `.claude/settings.local.json`, `.agent/settings.json`, read only
-             in a trusted workspace (agent/trust.py): they can make the agent run code.
+             in a trusted workspace (settings/trust.py): they can make the agent run code.
 
 Permission rules read the workspace's files trusted or not (their deny and ask rules only make the
-agent more careful; agent/permission_sources.py); hooks only the files `trusted_files` keeps.
+agent more careful; settings/permission_sources.py); hooks only the files `trusted_files` keeps.
 A file that is missing is skipped; one that cannot be read or is not a JSON object comes back with
 `problem` set (`error`: one line naming the file) and empty `data`, so every other file still works.
 """

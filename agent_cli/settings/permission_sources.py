@@ -6,10 +6,10 @@
 - the workspace: `[permissions]` in `.agent/config.toml` and `permissions.allow|ask|deny` in
   `.claude/settings.json`, `.claude/settings.local.json` and `.agent/settings.json`. Their deny and
   ask rules always apply (they only make the agent more careful); their allow rules only in a
-  trusted workspace (agent/trust.py), since a cloned repository must not be able to allow itself
+  trusted workspace (settings/trust.py), since a cloned repository must not be able to allow itself
   to run commands.
 A settings file or rule that does not parse gives one warning line naming it; the rest still works.
-The settings files come parsed (agent/settings.py), the same parse the hooks read.
+The settings files come parsed (settings/files.py), the same parse the hooks read.
 """
 
 from __future__ import annotations

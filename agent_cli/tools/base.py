@@ -66,7 +66,7 @@ class OutputLimits:
 
 class ProcessRecorder(Protocol):
     """Told when a command's process group starts and ends, so one left behind by a crash can be
-    found and ended later (agent/processes.py implements it)."""
+    found and ended later (session/processes.py implements it)."""
 
     def started(self, pgid: int, command: str) -> None: ...
 

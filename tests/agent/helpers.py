@@ -4,7 +4,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.cli.compose import compose_session
 from agent_cli.context.model import ContextConfig
 from agent_cli.core.events import Event
 from agent_cli.llm.scripted import Script, ScriptedProvider
@@ -32,7 +34,7 @@ def make_session(
         context=context or ContextConfig(),
         **config,
     )
-    return AgentSession(cfg, provider, SessionSetup(workspace, resume, interactive, fork=fork))
+    return compose_session(cfg, provider, SessionSetup(workspace, resume, interactive, fork=fork))
 
 
 async def run(session: AgentSession, prompt: str, on_event=None) -> list[Event]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.cli.compose import compose_session
 from agent_cli.core.events import CommandResult, Notice, PermissionRequest, ToolStarted
 from agent_cli.extensions.custom_commands import load_custom_commands
 from agent_cli.llm.scripted import Script, ScriptedProvider
@@ -75,7 +77,7 @@ def test_frontmatter_and_expansion(tmp_path):
 def make(workspace: Path, responses, *, trusted: bool, mode: str = "ask") -> AgentSession:
     provider = ScriptedProvider(Script(responses=responses))
     config = Config(model="scripted", provider="scripted", permission_mode=mode, debug=True)
-    return AgentSession(config, provider, SessionSetup(workspace, None, True, trusted))
+    return compose_session(config, provider, SessionSetup(workspace, None, True, trusted))
 
 
 async def test_a_command_runs_as_a_prompt_and_shows_in_help(workspace):

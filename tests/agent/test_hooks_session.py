@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.cli.compose import compose_session
 from agent_cli.core.events import (
     Notice,
     PermissionDenied,
@@ -72,7 +74,7 @@ def session(
         debug=True,
         user_extensions=Extensions(hooks=user_hooks or {}),
     )
-    return AgentSession(config, provider, SessionSetup(workspace, None, interactive, trusted))
+    return compose_session(config, provider, SessionSetup(workspace, None, interactive, trusted))
 
 
 def sent(s: AgentSession, index: int = -1) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from agent_cli.agent.memory import SessionMemory
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.cli.compose import compose_session
 from agent_cli.context.model import ContextConfig
 from agent_cli.llm.anthropic import AnthropicProvider
 from agent_cli.settings.config import Config
@@ -32,7 +33,7 @@ async def test_a_note_update_reads_the_conversation_prefix_from_the_cache(worksp
         # the share gate off: this test is about the shape of the update request
         context = ContextConfig(memory_max_share=1.0)
         config = Config(model="claude-sonnet-5-5", permission_mode="yolo", context=context)
-        session = AgentSession(config, provider, SessionSetup(workspace, None, interactive=True))
+        session = compose_session(config, provider, SessionSetup(workspace, None, interactive=True))
         events = await run(session, "run the steps")
         assert events[-1].result == "All steps done."
         await session.wait_background()

@@ -1,4 +1,4 @@
-"""Resume as shipped: AgentSession(resume=...) reads the log and replays it (session.replay_into),
+"""Resume as shipped: compose_session(resume=...) reads the log and replays it (session.replay_into),
 then repairs what a crash left. Each case checks the exact view and the ledger afterwards."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_cli.agent.runner import last_billed_input
+from agent_cli.session.opening import last_billed_input
 
 from .helpers import make_session, run
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.cli.compose import compose_session
 from agent_cli.core.events import PermissionDenied, PermissionRequest, ToolFinished
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config, SandboxConfig
@@ -20,7 +22,7 @@ BASH = [{"tool_calls": [{"name": "bash", "input": {"command": "echo hi"}}]}, {"t
 def session(workspace: Path, trusted: bool, **config) -> AgentSession:
     cfg = Config(model="scripted", provider="scripted", **config)
     provider = ScriptedProvider(Script(responses=[]))
-    return AgentSession(cfg, provider, SessionSetup(workspace, None, False, trusted))
+    return compose_session(cfg, provider, SessionSetup(workspace, None, False, trusted))
 
 
 def test_an_untrusted_workspace_cannot_loosen_the_sandbox(workspace: Path) -> None:

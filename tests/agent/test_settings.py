@@ -59,7 +59,8 @@ def test_a_broken_user_settings_file_is_one_warning_and_its_hooks_are_skipped(tm
 def test_a_session_reads_the_settings_once_for_rules_and_hooks(tmp_path, monkeypatch):
     """One parse serves permission rules and hooks: a trusted workspace's rules and hooks both apply,
     and a broken file is one warning, not one per reader."""
-    from agent_cli.agent.runner import AgentSession, SessionSetup
+    from agent_cli.agent.parts import SessionSetup
+    from agent_cli.cli.compose import compose_session
     from agent_cli.llm.scripted import Script, ScriptedProvider
     from agent_cli.settings.config import Config
 
@@ -71,7 +72,7 @@ def test_a_session_reads_the_settings_once_for_rules_and_hooks(tmp_path, monkeyp
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     config = Config(model="scripted", provider="scripted")
-    session = AgentSession(config, ScriptedProvider(Script(responses=[])), SessionSetup(ws, trusted=True))
+    session = compose_session(config, ScriptedProvider(Script(responses=[])), SessionSetup(ws, trusted=True))
     try:
         rules = [(r.rule.text, r.effect, r.source) for r in session.permissions.rules]
         assert ("Bash(rm:*)", "deny", ".claude/settings.json") in rules

@@ -397,7 +397,7 @@ def test_the_default_policy_is_the_configured_one():
 
 
 def replay(log, fresh: ContextEngine) -> ContextEngine:
-    """Through the real resume path (agent/session.replay_into), as the events the loop logs."""
+    """Through the real resume path (session/log.replay_into), as the events the loop logs."""
     from agent_cli.session.log import replay_into
 
     events = [

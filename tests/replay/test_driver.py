@@ -213,7 +213,8 @@ def test_a_long_session_under_the_default_policy_stays_valid_and_recoverable():
 
 
 async def test_a_real_session_log_replays_with_the_same_requests(workspace: Path):
-    from agent_cli.agent.runner import AgentSession, SessionSetup
+    from agent_cli.agent.parts import SessionSetup
+    from agent_cli.cli.compose import compose_session
     from agent_cli.context.model import ContextConfig
     from agent_cli.llm.scripted import Script, ScriptedProvider
     from agent_cli.settings.config import Config
@@ -232,7 +233,7 @@ async def test_a_real_session_log_replays_with_the_same_requests(workspace: Path
         {"text": "You're welcome."},
     ]
     config = Config(model="scripted", provider="scripted", permission_mode="yolo", context=ContextConfig())
-    session = AgentSession(
+    session = compose_session(
         config, ScriptedProvider(Script(responses=script)), SessionSetup(workspace, None, False)
     )
     for prompt in ("fix add()", "thanks"):

@@ -7,7 +7,9 @@ from textual.widgets import Markdown
 from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.api import COMMANDS, SessionInfo
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.cli.compose import compose_session
 from agent_cli.core import events as ev
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
@@ -21,7 +23,7 @@ from agent_cli.tui.widgets.notice import Notice
 
 def _real_session(workspace, responses=()) -> AgentSession:
     config = Config(model="scripted", provider="scripted", permission_mode="yolo")
-    return AgentSession(
+    return compose_session(
         config, ScriptedProvider(Script(responses=list(responses))), SessionSetup(workspace, None, True)
     )
 

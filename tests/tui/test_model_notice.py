@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from tui_helpers import type_text, wait_until
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.cli.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
@@ -19,7 +20,7 @@ def _notices(app) -> list[str]:
 async def test_an_unknown_model_is_a_warning_notice_once(workspace):
     config = Config(model="my-local-model", provider="scripted", permission_mode="yolo")
     provider = ScriptedProvider(Script(responses=[{"text": "one"}, {"text": "two"}]))
-    session = AgentSession(config, provider, SessionSetup(workspace, None, True))
+    session = compose_session(config, provider, SessionSetup(workspace, None, True))
     app = create_app(backend=session)
     async with app.run_test(size=(120, 30)) as pilot:
         for done, prompt in enumerate(("first", "second"), start=1):

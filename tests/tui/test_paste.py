@@ -8,7 +8,8 @@ from fake_backend import FakeBackend
 from textual import events
 from tui_helpers import type_text, wait_until
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.cli.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
@@ -71,7 +72,7 @@ async def test_a_pasted_prompt_is_stored_once_and_offloaded_from_the_view(worksp
     pasted = marker + "\n" + LINE * 1_000  # 85 kB: more than T0's 50,000 characters
     config = Config(model="scripted", provider="scripted", permission_mode="yolo")
     provider = ScriptedProvider(Script(responses=[{"text": "Got it."}]))
-    session = AgentSession(config, provider, SessionSetup(workspace, None, True))
+    session = compose_session(config, provider, SessionSetup(workspace, None, True))
     app = create_app(backend=session)
     async with app.run_test(size=(100, 30)) as pilot:
         app.post_message(events.Paste(pasted))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from tui_helpers import FakeClock, type_text, wait_until
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.cli.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
@@ -22,7 +24,7 @@ SCRIPT = [
 
 def _session(workspace) -> AgentSession:
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
-    return AgentSession(
+    return compose_session(
         config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace, None, True)
     )
 
@@ -47,7 +49,7 @@ async def test_a_turn_on_the_real_backend_matches_the_engines_numbers(workspace)
 
 async def test_esc_esc_opens_the_rewind_picker_which_restores_code_and_conversation(workspace):
     config = Config(model="scripted", provider="scripted", permission_mode="yolo")
-    session = AgentSession(config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace))
+    session = compose_session(config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace))
     app = create_app(backend=session)
     async with app.run_test(size=(100, 30)) as pilot:
         await type_text(pilot, "make a file")
@@ -87,7 +89,7 @@ async def test_plan_mode_refuses_an_edit_then_offers_the_plan(workspace):
     edit = {"name": "edit_file", "input": {"path": "app.py", "old_string": "a - b", "new_string": "a + b"}}
     script = [{"tool_calls": [edit]}, {"text": "Plan: flip the sign in `add`."}]
     config = Config(model="scripted", provider="scripted", permission_mode="plan")
-    session = AgentSession(
+    session = compose_session(
         config, ScriptedProvider(Script(responses=script)), SessionSetup(workspace, None, True)
     )
     clock = FakeClock()

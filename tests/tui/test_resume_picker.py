@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from tui_helpers import wait_until
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.agent.runner import AgentSession
 from agent_cli.cli.commands import PICK
 from agent_cli.cli.commands import normalize as _normalize
+from agent_cli.cli.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
@@ -17,7 +19,7 @@ from agent_cli.tui.widgets.user_message import UserMessage
 
 def _session(workspace, responses=()) -> AgentSession:
     config = Config(model="scripted", provider="scripted", permission_mode="yolo")
-    return AgentSession(
+    return compose_session(
         config, ScriptedProvider(Script(responses=list(responses))), SessionSetup(workspace, None, True)
     )
 

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 
 from tui_helpers import FakeClock, type_text, wait_until
 
-from agent_cli.agent.runner import AgentSession, SessionSetup
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.cli.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
@@ -72,7 +73,7 @@ async def test_each_child_is_one_live_line_that_expands_to_its_steps(workspace):
         },
     )
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
-    session = AgentSession(config, provider, SessionSetup(workspace, None, True))
+    session = compose_session(config, provider, SessionSetup(workspace, None, True))
     app = create_app(backend=session)
     async with app.run_test(size=(110, 40)) as pilot:
         await type_text(pilot, "look around")
@@ -107,7 +108,7 @@ async def test_a_childs_permission_ask_is_the_same_modal(workspace):
         },
     )
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
-    session = AgentSession(config, provider, SessionSetup(workspace, None, True))
+    session = compose_session(config, provider, SessionSetup(workspace, None, True))
     clock = FakeClock()
     app = create_app(backend=session, clock=clock)
     async with app.run_test(size=(110, 40)) as pilot:
@@ -131,7 +132,7 @@ async def test_a_malformed_agent_definition_is_one_warning_line_and_the_rest_wor
         [{"tool_calls": [_task("CHILD-A", "explore")]}, {"text": "ok"}], {"CHILD-A": [{"text": "found"}]}
     )
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
-    session = AgentSession(config, provider, SessionSetup(workspace, None, True))
+    session = compose_session(config, provider, SessionSetup(workspace, None, True))
     app = create_app(backend=session)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_until(pilot, lambda: len(app.query(Notice)) == 1)

@@ -1,0 +1,238 @@
+"""The one composition root: everything a session is made of is built here, from the config, and
+handed to `AgentSession` already built. The TUI, `agent -p`, the tests and sub-agents (through the
+`SessionBuilder` below) all get their pieces from this module.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent_cli.agent.api import COMMANDS
+from agent_cli.agent.loop import Loop
+from agent_cli.agent.memory_schedule import open_memory
+from agent_cli.agent.parts import SessionParts, SessionSetup
+from agent_cli.agent.runner import AgentSession
+from agent_cli.agent.subagents import Subagents, install_task_tool
+from agent_cli.context.assemble import environment_text, read_user_context
+from agent_cli.context.engine import ContextEngine
+from agent_cli.extensions.loader import load_extensions
+from agent_cli.llm.models import registry
+from agent_cli.session.log import SessionStore
+from agent_cli.settings.files import load_all_settings
+from agent_cli.settings.permission_sources import gather_rules
+from agent_cli.tools.base import OutputLimits
+from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.registry import ToolRegistry, default_tools
+from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+
+if TYPE_CHECKING:
+    from agent_cli.agent.memory import SessionMemory
+    from agent_cli.context.model import Summarizer
+    from agent_cli.context.store import DirStore
+    from agent_cli.core.types import ModelInfo, Totals
+    from agent_cli.extensions.hooks.api import HookRunner
+    from agent_cli.extensions.mcp.runtime import McpRuntime
+    from agent_cli.llm.base import Provider
+    from agent_cli.session.log import EventLog
+    from agent_cli.settings.config import Config
+    from agent_cli.settings.trust import TrustDecision
+    from agent_cli.tools.base import ToolContext
+
+BUILTIN_COMMANDS = tuple(c.name for c in COMMANDS) + ("exit",)  # names a custom command may not take
+
+
+def compose_session(
+    config: Config,
+    provider: Provider,
+    setup: SessionSetup,
+    *,
+    tools: ToolRegistry | None = None,
+    clock: Callable[[], float] = time.time,
+    mcp: McpRuntime | None = None,
+    hooks: HookRunner | None = None,
+) -> AgentSession:
+    """A session on `setup.workspace`: the settings files parsed once (permission rules and hooks
+    read them), the sandbox, the store, the extensions and the tools, then the session opens its log.
+    `tools` and `hooks` replace the defaults (tests); `mcp` is the running servers, if any."""
+    workspace = setup.workspace.resolve()
+    settings = load_all_settings(workspace)
+    gathered = gather_rules(config, workspace, setup.trusted, settings)
+    permissions = Permissions(config.permission_mode, workspace, gathered.rules)  # type: ignore[arg-type]
+    store = SessionStore(config.sessions_root(workspace))
+    store.check_writable()
+    sandbox, sandbox_warning = make_sandbox(config, workspace, setup.trusted)
+    ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
+    subagents = Subagents()
+    registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
+    parts = SessionParts(
+        config=config,
+        provider=provider,
+        tools=registry_,
+        subagents=subagents,
+        permissions=permissions,
+        sandbox=sandbox,
+        store=store,
+        models=registry(config.models),
+        commands=ext.commands,
+        hooks=(lambda *_: hooks) if hooks is not None else ext.hooks,
+        builder=Builder(config, workspace, clock),
+        mcp=mcp,
+        clock=clock,
+        rule_warnings=list(gathered.warnings),
+        warnings=[*agent_warnings, *([sandbox_warning] if sandbox_warning else []), *ext.warnings],
+    )
+    return AgentSession(parts, setup)
+
+
+def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
+    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
+    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
+    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
+    sandbox = config.sandbox if trusted else user
+    warning = ""
+    if sandbox != config.sandbox:
+        warning = (
+            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
+            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
+        )
+    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
+    return Sandbox(policy, workspace), warning
+
+
+@dataclass(frozen=True)
+class Builder:
+    """agent.parts.SessionBuilder: the engine, loop and note of one open log, from the config."""
+
+    config: Config
+    workspace: Path
+    clock: Callable[[], float]
+
+    def engine(
+        self,
+        *,
+        model: ModelInfo,
+        system_prompt: str,
+        tools: ToolRegistry,
+        store: DirStore,
+        summarizer: Summarizer,
+        file_reader: Callable[[str], str | None] | None = None,
+    ) -> ContextEngine:
+        return ContextEngine(
+            config=self.config.context,
+            model=model,
+            system_prompt=system_prompt,
+            tools=tools.schemas(),
+            user_context=read_user_context(self.workspace),
+            environment=environment_text(self.workspace, self.clock()),
+            store=store,
+            summarizer=summarizer,
+            clock=self.clock,
+            tool_compactable=tools.is_compactable,
+            file_reader=file_reader,
+        )
+
+    def output_limits(self) -> OutputLimits:
+        context = self.config.context
+        return OutputLimits(
+            inline_chars=context.offload_result_chars,
+            preview_chars=context.preview_chars,
+            ceiling_chars=context.output_ceiling_chars,
+        )
+
+    def loop(
+        self,
+        *,
+        provider: Provider,
+        engine: ContextEngine,
+        tools: ToolRegistry,
+        permissions: Permissions,
+        log: EventLog,
+        tool_ctx: ToolContext,
+        model: ModelInfo,
+        interactive: bool,
+        totals: Totals,
+        hooks: HookRunner,
+    ) -> Loop:
+        return Loop(
+            provider=provider,
+            engine=engine,
+            tools=tools,
+            permissions=permissions,
+            log=log,
+            tool_ctx=tool_ctx,
+            model=model,
+            max_tokens=min(self.config.max_tokens, model.max_output_tokens),  # what the model can give
+            max_turns=self.config.max_turns,
+            interactive=interactive,
+            totals=totals,
+            debug=self.config.debug,
+            hooks=hooks,
+        )
+
+    def memory(self, session_dir: Path, summarizer: Summarizer, engine: ContextEngine) -> SessionMemory:
+        return open_memory(session_dir, self.workspace, summarizer, self.config.context, engine)
+
+
+def open_session(
+    config: Config,
+    workspace: Path,
+    *,
+    resume_id: str | None = None,
+    fork: bool = False,
+    interactive: bool,
+    demo: bool = False,
+    trusted: bool | None = None,
+    report: Callable[[str, str], None] | None = None,
+) -> AgentSession:
+    """The session a front end runs (the TUI, `agent -p`): the provider the config names, the trust
+    decision, the workspace's MCP servers, then `compose_session`. `report` says problems as they
+    happen (headless: a line on stderr); without it they reach the session's notices."""
+    if demo and config.model == "claude-sonnet-5-5":
+        config = replace(config, model="scripted")
+    provider = make_provider(config)
+    prepare = getattr(provider, "prepare", None)
+    if interactive and callable(prepare):
+        prepare()  # import the SDK here, off the UI's event loop (the TUI calls this in a thread)
+    trust = trust_decision(config, workspace)
+    if report is not None and trust.ignored:
+        report(trust.notice(workspace), "warning")
+    trusted = trust.trusted if trusted is None else trusted
+    from agent_cli.extensions.mcp.runtime import runtime_for
+
+    mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
+    setup = SessionSetup(workspace, resume_id, interactive, trusted, fork=fork)
+    return compose_session(config, provider, setup, mcp=mcp)
+
+
+def make_provider(config: Config) -> Provider:
+    """The provider the config names. Raises ConfigError when it cannot be built."""
+    if config.provider == "scripted":
+        from agent_cli.llm.scripted import Script, ScriptedProvider, demo_provider
+
+        if config.script:
+            return ScriptedProvider(Script.load(Path(config.script)), model=config.model)
+        return demo_provider()
+    if config.provider == "openai":
+        from agent_cli.llm.openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider(config.openai, registry=registry(config.models))
+    from agent_cli.llm.anthropic import AnthropicProvider
+
+    return AnthropicProvider(base_url=config.base_url or None)
+
+
+def trust_decision(config: Config, workspace: Path) -> TrustDecision:
+    """Whether the workspace's code-running files (.mcp.json, hooks, settings) may be used."""
+    from agent_cli.settings.trust import TrustStore, decide_trust
+
+    ext = config.workspace_extensions
+    return decide_trust(
+        workspace,
+        flag=config.trust_workspace,
+        store=TrustStore.default(),
+        has_workspace_extensions=bool(ext.mcp_servers or ext.hooks),
+    )

@@ -4,8 +4,8 @@ It owns the view (the messages that are sent), appends to it with ingest rules (
 user context on the first message, T0 offload), applies what the policy decides, assembles requests,
 learns from usage (token calibration, cache health). Token accounting of the view is
 context/accounting.py: one raw count per view message, so appending costs the new message and a
-compaction only its spans. An injection's wrapping, paste-N refs and what an append returns are
-context/intake.py.
+compaction only its spans. Requests are built, and their usage read back, in context/requests.py; an
+injection's wrapping, paste-N refs and what an append returns are context/intake.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
-from agent_cli.context.cache import TTL_SECONDS, CacheMonitor, PrefixKey
+from agent_cli.context.cache import TTL_SECONDS, CacheMonitor
 from agent_cli.context.intake import Appended, PasteNumbers, as_injection, words_as_kept
 from agent_cli.context.invariants import assert_valid
 from agent_cli.context.ledger import Ledger
@@ -38,6 +38,7 @@ from agent_cli.context.offload import (
 )
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
+from agent_cli.context.requests import Requests
 from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ContextOverflowError, NothingToGain
@@ -95,6 +96,7 @@ class ContextEngine:
         )
         self._view: list[Message] = []
         self.tokens = ViewAccounting(self.counter, self.assembler.raw_base())
+        self.requests = Requests(self.assembler, self.tokens, self.cache, config.cache_ttl, clock)
         self._pending: list[Block] = []
         self._last_request_at: float | None = None
         self._pastes = PasteNumbers()
@@ -173,20 +175,8 @@ class ContextEngine:
             raise ValueError("there is nothing to send: the conversation is empty")
         self._check()
         _, reserved = self._budget()
-        counts = self.tokens.scaled()
-        previous = _previous_request_end(self._view)
-        request = self._assemble(self._view, counts, max_tokens or reserved, previous)
-        now = self.clock()
-        stable = self.tokens.stable(counts, previous)
-        request.metadata.update(
-            view_length=len(self._view),
-            raw_estimate=self.tokens.raw_base + self.tokens.raw_total,
-            epoch=self.tokens.epoch,
-            sent_at=now,
-            stable_tokens=stable if request.metadata.get("breakpoints") else 0,
-        )
-        self.tokens.built_length = len(self._view)
-        self._last_request_at = now
+        request = self.requests.turn(self._view, self.model, max_tokens or reserved)
+        self._last_request_at = request.metadata["sent_at"]
         return request
 
     def prefix_request(self, instruction: str, *, max_tokens: int) -> Request:
@@ -197,47 +187,15 @@ class ContextEngine:
             raise ValueError("there is nothing to send: the conversation is empty")
         meta = BlockMeta(Trust.SYSTEM, "memory", self.clock(), tag="session-memory-request")
         ask = Message("user", (Block.text_block(instruction, meta),), self._view[-1].turn)
-        view = list(self._view)
-        counts = self.tokens.scaled()
-        if view[-1].role == "user":
-            view[-1] = merge_same_role(view[-1], ask)
-            counts[-1] = self.counter.scale(self.counter.raw_message(view[-1]))
-        else:
-            view.append(ask)
-            counts.append(self.counter.scale(self.counter.raw_message(ask)))
-        request = self._assemble(view, counts, max_tokens, _previous_request_end(self._view))
+        request = self.requests.side(self._view, self.model, ask, max_tokens)
         request.metadata.update(purpose="memory", sent_at=self.clock())
         return replace(request, tool_choice={"type": "none"})
 
-    def _assemble(
-        self, view: list[Message], counts: list[int], max_tokens: int, previous: int | None
-    ) -> Request:
-        return self.assembler.build(
-            view,
-            model=self.model.name,
-            max_tokens=max_tokens,
-            ttl=self.config.cache_ttl,
-            previous_last_index=previous,
-            cache_min_tokens=self.model.cache_min_tokens,
-            message_tokens=counts,
-        )
-
     def observe(self, request: Request, usage: Usage) -> list[str]:
         """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""
-        meta = request.metadata
-        billed = usage.total_input
-        if billed > 0 and request.model == self.model.name:
-            raw = int(meta.get("raw_estimate") or self.counter.raw_request(request))
-            self.counter.calibrate(raw, billed)
-            self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(self._view))
         self._usage = self._usage + usage
         self._cost += self.model.cost(usage)
-        warning = self.cache.observe(
-            PrefixKey.of(request.system, request.tools),
-            usage,
-            at=float(meta.get("sent_at", self.clock())),
-            stable_tokens=int(meta.get("stable_tokens", 0)),
-        )
+        warning = self.requests.read_usage(request, usage, self.model, len(self._view))
         return [warning] if warning else []
 
     def resume_usage(self, billed: int) -> None:
@@ -422,12 +380,3 @@ def _default_policy(config: ContextConfig) -> Policy | None:
     except ImportError:
         return None
     return make_policy(config.policy)
-
-
-def _previous_request_end(view: list[Message]) -> int | None:
-    """Where the previous request ended: the message before the latest assistant message. Derived
-    from the view, not from history, so a resumed session anchors the very same block."""
-    for index in range(len(view) - 1, 0, -1):
-        if view[index].role == "assistant":
-            return index - 1
-    return None

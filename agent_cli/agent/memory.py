@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from agent_cli.context.model import ContextConfig, Summarizer, TokenCount
-from agent_cli.context.tiers.common import fill, redact, render_for_summary, split_prompt
+from agent_cli.context.tiers.rendering import fill, redact, render_for_summary, split_prompt
 from agent_cli.core.files import atomic_write
 from agent_cli.core.types import Message, Usage
 

@@ -23,7 +23,7 @@ from agent_cli.agent.side_requests import summarize
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import Summarizer
 from agent_cli.context.store import DirStore
-from agent_cli.context.tiers.common import render_transcript
+from agent_cli.context.tiers.rendering import render_transcript
 from agent_cli.core.events import (
     AssistantMessage,
     ErrorEvent,

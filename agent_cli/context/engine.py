@@ -4,20 +4,21 @@ It owns the view (the messages that are sent), appends to it with ingest rules (
 user context on the first message, T0 offload), applies what the policy decides, assembles requests,
 learns from usage (token calibration, cache health). Token accounting of the view is
 context/accounting.py: one raw count per view message, so appending costs the new message and a
-compaction only its spans.
+compaction only its spans. Requests are built, and their usage read back, in context/requests.py; an
+injection's wrapping, paste-N refs and what an append returns are context/intake.py.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
-from agent_cli.context.cache import TTL_SECONDS, CacheMonitor, PrefixKey
+from agent_cli.context.cache import TTL_SECONDS, CacheMonitor
+from agent_cli.context.intake import Appended, PasteNumbers, as_injection, words_as_kept
 from agent_cli.context.invariants import assert_valid
 from agent_cli.context.ledger import Ledger
 from agent_cli.context.model import (
@@ -34,10 +35,10 @@ from agent_cli.context.offload import (
     merge_injections,
     merge_same_role,
     offload_results,
-    wrap,
 )
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
+from agent_cli.context.requests import Requests
 from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ContextOverflowError, NothingToGain
@@ -47,22 +48,7 @@ from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, 
 if TYPE_CHECKING:
     from agent_cli.context.policy import Policy
 
-DEFAULT_INJECTION_TAG = "system-reminder"
 LEDGER_RENDER_CHARS = 24_000  # the ledger as the tiers see it (oldest messages shortened beyond this)
-_PASTE = re.compile(r"^paste-(\d+)$")
-
-
-@dataclass(frozen=True)
-class Appended:
-    message: Message  # as placed in the view (injections merged, env on first message), BEFORE T0
-    compactions: list[Compaction]  # T0 compactions already applied after it (digest: the policy's)
-    logged: Message | None = None  # what to log: `message` with a person's offloaded paste as kept
-
-    @property
-    def to_log(self) -> Message:
-        """The message for the event log: a paste T0 offloaded is logged as its placeholder (the
-        text is in the store once, not also in the log); replaying it gives the same view and ledger."""
-        return self.logged or self.message
 
 
 class ContextEngine:
@@ -110,9 +96,10 @@ class ContextEngine:
         )
         self._view: list[Message] = []
         self.tokens = ViewAccounting(self.counter, self.assembler.raw_base())
+        self.requests = Requests(self.assembler, self.tokens, self.cache, config.cache_ttl, clock)
         self._pending: list[Block] = []
         self._last_request_at: float | None = None
-        self._paste_seq = 0
+        self._pastes = PasteNumbers()
         self._usage = Usage()
         self._cost = 0.0
         self._compactions = 0
@@ -157,7 +144,7 @@ class ContextEngine:
                 self._apply(offload, store_originals=False)
                 compactions.append(replace(offload, before=before, after=self._used()))
                 self._offloads += 1
-        logged = message if merged else _words_as_kept(message, self._view[index])
+        logged = message if merged else words_as_kept(message, self._view[index])
         self._observe(logged)
         self._check()
         return Appended(message, compactions, logged)
@@ -171,18 +158,7 @@ class ContextEngine:
 
     def inject(self, block: Block) -> None:
         """A pending attachment, merged (wrapped in its tag) into the next user message."""
-        if block.type == "text":
-            if not block.text.strip():
-                raise ValueError("an injection needs some text")
-            tag = block.meta.tag or DEFAULT_INJECTION_TAG
-            text = wrap(tag, block.text)
-            source = "reminder" if block.meta.source == "user" else block.meta.source
-            block = replace(block, text=text, meta=replace(block.meta, tag=tag, source=source))
-        elif block.type == "image":
-            block = block.with_meta(tag=block.meta.tag or "attachment")
-        else:
-            raise ValueError(f"a {block.type} block cannot be injected (text or image only)")
-        self._pending.append(block)
+        self._pending.append(as_injection(block))
 
     def apply(self, compaction: Compaction) -> None:
         """Apply a compaction (from the policy, or from the log on resume); its originals are stored."""
@@ -199,20 +175,8 @@ class ContextEngine:
             raise ValueError("there is nothing to send: the conversation is empty")
         self._check()
         _, reserved = self._budget()
-        counts = self.tokens.scaled()
-        previous = _previous_request_end(self._view)
-        request = self._assemble(self._view, counts, max_tokens or reserved, previous)
-        now = self.clock()
-        stable = self.tokens.stable(counts, previous)
-        request.metadata.update(
-            view_length=len(self._view),
-            raw_estimate=self.tokens.raw_base + self.tokens.raw_total,
-            epoch=self.tokens.epoch,
-            sent_at=now,
-            stable_tokens=stable if request.metadata.get("breakpoints") else 0,
-        )
-        self.tokens.built_length = len(self._view)
-        self._last_request_at = now
+        request = self.requests.turn(self._view, self.model, max_tokens or reserved)
+        self._last_request_at = request.metadata["sent_at"]
         return request
 
     def prefix_request(self, instruction: str, *, max_tokens: int) -> Request:
@@ -223,47 +187,15 @@ class ContextEngine:
             raise ValueError("there is nothing to send: the conversation is empty")
         meta = BlockMeta(Trust.SYSTEM, "memory", self.clock(), tag="session-memory-request")
         ask = Message("user", (Block.text_block(instruction, meta),), self._view[-1].turn)
-        view = list(self._view)
-        counts = self.tokens.scaled()
-        if view[-1].role == "user":
-            view[-1] = merge_same_role(view[-1], ask)
-            counts[-1] = self.counter.scale(self.counter.raw_message(view[-1]))
-        else:
-            view.append(ask)
-            counts.append(self.counter.scale(self.counter.raw_message(ask)))
-        request = self._assemble(view, counts, max_tokens, _previous_request_end(self._view))
+        request = self.requests.side(self._view, self.model, ask, max_tokens)
         request.metadata.update(purpose="memory", sent_at=self.clock())
         return replace(request, tool_choice={"type": "none"})
 
-    def _assemble(
-        self, view: list[Message], counts: list[int], max_tokens: int, previous: int | None
-    ) -> Request:
-        return self.assembler.build(
-            view,
-            model=self.model.name,
-            max_tokens=max_tokens,
-            ttl=self.config.cache_ttl,
-            previous_last_index=previous,
-            cache_min_tokens=self.model.cache_min_tokens,
-            message_tokens=counts,
-        )
-
     def observe(self, request: Request, usage: Usage) -> list[str]:
         """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""
-        meta = request.metadata
-        billed = usage.total_input
-        if billed > 0 and request.model == self.model.name:
-            raw = int(meta.get("raw_estimate") or self.counter.raw_request(request))
-            self.counter.calibrate(raw, billed)
-            self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(self._view))
         self._usage = self._usage + usage
         self._cost += self.model.cost(usage)
-        warning = self.cache.observe(
-            PrefixKey.of(request.system, request.tools),
-            usage,
-            at=float(meta.get("sent_at", self.clock())),
-            stable_tokens=int(meta.get("stable_tokens", 0)),
-        )
+        warning = self.requests.read_usage(request, usage, self.model, len(self._view))
         return [warning] if warning else []
 
     def resume_usage(self, billed: int) -> None:
@@ -391,10 +323,7 @@ class ContextEngine:
         self._view = view
         if spans:
             self.tokens.invalidate_from(spans[0].start)
-        for ref in compaction.refs:
-            found = _PASTE.match(ref)
-            if found:
-                self._paste_seq = max(self._paste_seq, int(found.group(1)))
+        self._pastes.saw(compaction.refs)
         if compaction.tier == "clear":
             self.ledger = Ledger()
             self.memory_note, self.memory_covers = "", 0
@@ -422,12 +351,7 @@ class ContextEngine:
         self.memory_covers = max(0, min(covers, length))
 
     def _next_paste_ref(self) -> str:
-        taken = set(self.store.refs())
-        while True:
-            self._paste_seq += 1
-            ref = f"paste-{self._paste_seq}"
-            if ref not in taken:
-                return ref
+        return self._pastes.next(self.store.refs())
 
     def _budget(self) -> tuple[int, int]:
         budget, reserved = self.config.budget(self.model.context_window, self.model.max_output_tokens)
@@ -450,30 +374,9 @@ class ContextEngine:
 SERVER_CEILING_SHARE = 0.9  # our estimate and the server's count differ: keep a margin below its limit
 
 
-def _words_as_kept(message: Message, kept: Message) -> Message:
-    """The ledger sees a person's paste as it stays in the view (offloaded: a ref, kept once) and
-    everything else as it came — which is also what a resume replays from the log."""
-    if kept is message or len(kept.blocks) != len(message.blocks):
-        return message
-    blocks = tuple(
-        k if b.type == "text" and b.meta.source == "user" and not b.meta.tag else b
-        for b, k in zip(message.blocks, kept.blocks, strict=True)
-    )
-    return replace(message, blocks=blocks)
-
-
 def _default_policy(config: ContextConfig) -> Policy | None:
     try:
         from agent_cli.context.policy import make_policy
     except ImportError:
         return None
     return make_policy(config.policy)
-
-
-def _previous_request_end(view: list[Message]) -> int | None:
-    """Where the previous request ended: the message before the latest assistant message. Derived
-    from the view, not from history, so a resumed session anchors the very same block."""
-    for index in range(len(view) - 1, 0, -1):
-        if view[index].role == "assistant":
-            return index - 1
-    return None

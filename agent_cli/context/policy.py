@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 
 from agent_cli.context.model import Compaction, Tier, TierContext, apply_compaction
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
-from agent_cli.context.tiers.common import is_person_message
 from agent_cli.context.tiers.micro import is_cache_cold
+from agent_cli.context.tiers.selection import is_person_message
 from agent_cli.context.tiers.subtask import SubtaskCompact
 from agent_cli.core.types import Message
 

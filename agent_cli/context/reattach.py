@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from agent_cli.context.ledger import Ledger
 from agent_cli.context.model import ContextConfig
-from agent_cli.context.tiers.common import TAG_REATTACH
+from agent_cli.context.tiers.markers import TAG_REATTACH
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.types import Block, BlockMeta, Trust
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
-from agent_cli.context.tiers.common import is_compacted_result
+from agent_cli.context.tiers.selection import is_compacted_result
 from agent_cli.core.types import Message
 
 READ_TOOLS = frozenset({"read_file", "Read"})

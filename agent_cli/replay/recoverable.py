@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agent_cli.context.model import Compaction
-from agent_cli.context.tiers.common import CLEARED_PREFIX, is_compacted_result, is_summary_block
+from agent_cli.context.tiers.markers import CLEARED_PREFIX
+from agent_cli.context.tiers.selection import is_compacted_result, is_summary_block
 from agent_cli.core.types import Block, Message
 from agent_cli.tools.base import RecallStore
 

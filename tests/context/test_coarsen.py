@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_cli.context.model import ContextConfig
 from agent_cli.context.tiers import MicroCompact
 from agent_cli.context.tiers.coarsen import COARSE_TAG, coarsen
-from agent_cli.context.tiers.common import short_ref
+from agent_cli.context.tiers.markers import short_ref
 from agent_cli.context.tiers.micro import expected_requests
 from tests.context.test_tiers import all_text, applied, asst, make_ctx, person, read_pair
 
@@ -75,7 +75,7 @@ async def test_a_cold_cache_summarizes_everything_past_the_working_set_horizon()
 
 def test_a_long_path_keeps_its_file_name_in_labels_and_summaries():
     from agent_cli.context.tiers.coarsen import summary_line
-    from agent_cli.context.tiers.common import tool_target
+    from agent_cli.context.tiers.selection import tool_target
 
     path = "/home/someone/projects/a-long-worktree-name/lib/app_web/controllers/hooks_controller.ex"
     assert tool_target({"file_path": path}).endswith("/controllers/hooks_controller.ex")

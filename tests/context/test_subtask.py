@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_cli.context.model import ContextConfig
 from agent_cli.context.policy import make_policy
-from agent_cli.context.tiers.common import is_person_message
+from agent_cli.context.tiers.selection import is_person_message
 from agent_cli.context.tiers.subtask import SubtaskCompact, finished_item, transitions
 from agent_cli.core.types import Block
 from tests.context.test_tiers import (

@@ -12,16 +12,10 @@ from agent_cli.context.invariants import check
 from agent_cli.context.model import ContextConfig, TierContext, apply_compaction
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
-from agent_cli.context.tiers.common import (
-    find_tail_start,
-    group_view,
-    is_person_message,
-    make_ref,
-    redact,
-    render_for_summary,
-    short_ref,
-)
 from agent_cli.context.tiers.emergency import static_summary
+from agent_cli.context.tiers.markers import make_ref, short_ref
+from agent_cli.context.tiers.rendering import redact, render_for_summary
+from agent_cli.context.tiers.selection import find_tail_start, group_view, is_person_message
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 # -- builders ------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from agent_cli.context.tiers.common import make_ref
+from agent_cli.context.tiers.markers import make_ref
 from agent_cli.core.types import Block, Message
 
 DIGEST_TAG = "tool-digest"

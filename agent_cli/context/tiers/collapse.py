@@ -15,8 +15,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent_cli.context.tiers.common import is_compacted_result, short_ref, tool_target
 from agent_cli.context.tiers.digest import _pure_results
+from agent_cli.context.tiers.markers import short_ref
+from agent_cli.context.tiers.selection import is_compacted_result, tool_target
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 _LINES = re.compile(r"lines \d+-\d+")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.model import Summarizer, TokenCount
-from agent_cli.context.tiers.common import fill, redact, split_prompt
+from agent_cli.context.tiers.rendering import fill, redact, split_prompt
 
 MIN_CHUNK_TOKENS = 1_000
 NO_PREVIOUS = "(none)"

@@ -14,14 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName
-from agent_cli.context.tiers.common import (
-    is_person_message,
-    last_person_index,
-    make_ref,
-    render_transcript,
-    tokens_of,
-    tool_target,
-)
+from agent_cli.context.tiers.markers import make_ref
+from agent_cli.context.tiers.rendering import render_transcript
+from agent_cli.context.tiers.selection import is_person_message, last_person_index, tool_target
+from agent_cli.context.tiers.splice import tokens_of
 from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 

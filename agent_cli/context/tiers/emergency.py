@@ -21,21 +21,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName
-from agent_cli.context.tiers.common import (
-    TAG_LEDGER,
-    TAG_MARKER,
-    TAG_MEMORY,
-    TAG_SUMMARY,
-    carried_pinned,
-    cut_middle,
-    is_valid_tail_start,
-    last_person_index,
-    lifted_blocks,
-    make_ref,
-    render_transcript,
-    splice,
-    tokens_of,
-)
+from agent_cli.context.tiers.markers import TAG_LEDGER, TAG_MARKER, TAG_MEMORY, TAG_SUMMARY, make_ref
+from agent_cli.context.tiers.rendering import cut_middle, render_transcript
+from agent_cli.context.tiers.selection import is_valid_tail_start, last_person_index
+from agent_cli.context.tiers.splice import carried_pinned, lifted_blocks, splice, tokens_of
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 STATIC_HEADER = (

@@ -15,25 +15,20 @@ import logging
 from collections.abc import Sequence
 
 from agent_cli.context.model import Compaction, Summarizer, TierContext, TierName
-from agent_cli.context.tiers.common import (
-    TAG_LEDGER,
-    TAG_SUMMARY,
+from agent_cli.context.tiers.condense import Templates, condense
+from agent_cli.context.tiers.emergency import static_summary
+from agent_cli.context.tiers.markers import TAG_LEDGER, TAG_SUMMARY, make_ref
+from agent_cli.context.tiers.rendering import render_for_summary, render_transcript
+from agent_cli.context.tiers.selection import plan_tail, tail_tokens_for, tool_uses_by_id
+from agent_cli.context.tiers.splice import (
     carried_pinned,
     compactor_block,
     ledger_block,
     lifted_blocks,
-    make_ref,
-    plan_tail,
     reattached,
-    render_for_summary,
-    render_transcript,
     span_delta,
     splice,
-    tail_tokens_for,
-    tool_uses_by_id,
 )
-from agent_cli.context.tiers.condense import Templates, condense
-from agent_cli.context.tiers.emergency import static_summary
 from agent_cli.core.types import Block, Message
 
 log = logging.getLogger(__name__)

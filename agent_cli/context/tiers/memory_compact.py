@@ -11,20 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_cli.context.model import Compaction, TierContext, TierName
-from agent_cli.context.tiers.common import (
-    TAG_MEMORY,
+from agent_cli.context.tiers.markers import TAG_MEMORY, make_ref
+from agent_cli.context.tiers.rendering import redact, render_transcript
+from agent_cli.context.tiers.selection import plan_tail, tail_tokens_for
+from agent_cli.context.tiers.splice import (
     carried_pinned,
     compactor_block,
     ledger_block,
     lifted_blocks,
-    make_ref,
-    plan_tail,
     reattached,
-    redact,
-    render_transcript,
     span_delta,
     splice,
-    tail_tokens_for,
 )
 from agent_cli.core.types import Block, Message
 

@@ -26,16 +26,15 @@ from dataclasses import dataclass, replace
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
 from agent_cli.context.tiers.coarsen import calls_in, coarsen
 from agent_cli.context.tiers.collapse import collapse
-from agent_cli.context.tiers.common import (
-    CLEARED_PREFIX,
+from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
+from agent_cli.context.tiers.selection import (
     is_compacted_result,
     read_range,
     result_tool_name,
-    short_ref,
-    tokens_of,
     tool_target,
     tool_uses_by_id,
 )
+from agent_cli.context.tiers.splice import tokens_of
 from agent_cli.context.working_set import READ_TOOLS, SUPERSEDED_KEYS, WorkingSet, for_context
 from agent_cli.core.types import Message
 

@@ -17,22 +17,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from agent_cli.context.model import Compaction, SpanReplacement, Summarizer, TierContext, TierName
-from agent_cli.context.tiers.common import (
-    POINTER_PREFIX,
-    REGION_PREFIX,
+from agent_cli.context.tiers.condense import Templates, condense
+from agent_cli.context.tiers.markers import POINTER_PREFIX, REGION_PREFIX, make_ref
+from agent_cli.context.tiers.rendering import render_for_summary, render_transcript
+from agent_cli.context.tiers.selection import (
     find_tail_start,
     group_view,
     is_compacted_result,
     is_person_message,
-    make_ref,
-    render_for_summary,
-    render_transcript,
     result_tool_name,
     tail_tokens_for,
     tool_target,
     tool_uses_by_id,
 )
-from agent_cli.context.tiers.condense import Templates, condense
 from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, Message
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.context.model import Compaction, TierContext, TierName
-from agent_cli.context.tiers.common import make_ref, render_transcript, tokens_of, tool_uses_by_id
 from agent_cli.context.tiers.digest import digest_line
+from agent_cli.context.tiers.markers import make_ref
 from agent_cli.context.tiers.micro import CACHE_READ, CACHE_WRITE, expected_requests, is_cache_cold
 from agent_cli.context.tiers.region import (
     MIN_RUN_TOKENS,
@@ -29,6 +29,9 @@ from agent_cli.context.tiers.region import (
     rewrite_results,
     summarize_run,
 )
+from agent_cli.context.tiers.rendering import render_transcript
+from agent_cli.context.tiers.selection import tool_uses_by_id
+from agent_cli.context.tiers.splice import tokens_of
 from agent_cli.core.types import Block, Message
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,99 @@
+"""The engine's requests: built from the view, stamped with the figures their usage is read back against
+(calibration, the billed count of the view, cache health); and the side request on the cached prefix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent_cli.context.accounting import ViewAccounting
+from agent_cli.context.assemble import Assembler
+from agent_cli.context.cache import CacheMonitor, PrefixKey
+from agent_cli.context.offload import merge_same_role
+from agent_cli.core.types import Message, ModelInfo, Request, Usage
+
+
+class Requests:
+    """Requests for the engine's view (counted by `tokens`), and what their responses' usage teaches."""
+
+    def __init__(
+        self,
+        assembler: Assembler,
+        tokens: ViewAccounting,
+        cache: CacheMonitor,
+        ttl: str,
+        clock: Callable[[], float],
+    ) -> None:
+        self.assembler = assembler
+        self.tokens = tokens
+        self.cache = cache
+        self.ttl = ttl
+        self.clock = clock
+
+    def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
+        """The next request; its metadata holds what `read_usage` reads the response against."""
+        counts = self.tokens.scaled()
+        previous = previous_request_end(view)
+        request = self._assemble(view, model, counts, max_tokens, previous)
+        now = self.clock()
+        stable = self.tokens.stable(counts, previous)
+        request.metadata.update(
+            view_length=len(view),
+            raw_estimate=self.tokens.raw_base + self.tokens.raw_total,
+            epoch=self.tokens.epoch,
+            sent_at=now,
+            stable_tokens=stable if request.metadata.get("breakpoints") else 0,
+        )
+        self.tokens.built_length = len(view)
+        return request
+
+    def side(self, view: list[Message], model: ModelInfo, ask: Message, max_tokens: int) -> Request:
+        """`view` exactly as the next request would send it (its cached prefix is read), `ask` last."""
+        counter = self.tokens.counter
+        previous = previous_request_end(view)
+        view = list(view)
+        counts = self.tokens.scaled()
+        if view[-1].role == "user":
+            view[-1] = merge_same_role(view[-1], ask)
+            counts[-1] = counter.scale(counter.raw_message(view[-1]))
+        else:
+            view.append(ask)
+            counts.append(counter.scale(counter.raw_message(ask)))
+        return self._assemble(view, model, counts, max_tokens, previous)
+
+    def read_usage(self, request: Request, usage: Usage, model: ModelInfo, view_length: int) -> str | None:
+        """Learn from a response's usage: calibration, the billed count of the view, cache health (a
+        warning, or None)."""
+        meta = request.metadata
+        billed = usage.total_input
+        if billed > 0 and request.model == model.name:
+            raw = int(meta.get("raw_estimate") or self.tokens.counter.raw_request(request))
+            self.tokens.counter.calibrate(raw, billed)
+            self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), view_length)
+        return self.cache.observe(
+            PrefixKey.of(request.system, request.tools),
+            usage,
+            at=float(meta.get("sent_at", self.clock())),
+            stable_tokens=int(meta.get("stable_tokens", 0)),
+        )
+
+    def _assemble(
+        self, view: list[Message], model: ModelInfo, counts: list[int], max_tokens: int, previous: int | None
+    ) -> Request:
+        return self.assembler.build(
+            view,
+            model=model.name,
+            max_tokens=max_tokens,
+            ttl=self.ttl,
+            previous_last_index=previous,
+            cache_min_tokens=model.cache_min_tokens,
+            message_tokens=counts,
+        )
+
+
+def previous_request_end(view: list[Message]) -> int | None:
+    """Where the previous request ended: the message before the latest assistant message. Derived
+    from the view, not from history, so a resumed session anchors the very same block."""
+    for index in range(len(view) - 1, 0, -1):
+        if view[index].role == "assistant":
+            return index - 1
+    return None

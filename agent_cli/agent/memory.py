@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agent_cli.context.model import ContextConfig, Summarizer, TokenCount
 from agent_cli.context.tiers.rendering import fill, redact, render_for_summary, split_prompt
-from agent_cli.core.files import atomic_write
+from agent_cli.core.files import PRIVATE_FILE, atomic_write
 from agent_cli.core.types import Message, Usage
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def _default_prompts(name: str) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    atomic_write(path, text)
+    atomic_write(path, text, mode=PRIVATE_FILE)  # the note is the conversation's gist: 0600
 
 
 class SessionMemory:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from agent_cli.core.files import atomic_write
+from agent_cli.core.files import PRIVATE_FILE, atomic_write, open_private, private_dir
 from agent_cli.core.persisted import is_valid_ref, safe_ref, validate_ref  # noqa: F401 - re-exported
 
 _ENCODING = "utf-8"
@@ -90,15 +90,16 @@ class DirStore:
 
     def put(self, ref: str, text: str) -> Path | None:
         target = self.path(ref)
-        atomic_write(target, text, errors=_ERRORS)
+        atomic_write(target, text, errors=_ERRORS, mode=PRIVATE_FILE)
         return target
 
     def open_output(self, ref: str) -> OutputWriter:
         """A writer to `tool-results/<ref>.txt` through a temp file, renamed into place on close."""
         target = self.path(ref)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)
         tmp = self.directory / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.part"
-        stream = open(tmp, "w", encoding=_ENCODING, errors=_ERRORS, newline="")  # noqa: SIM115
+        fd = open_private(tmp, os.O_WRONLY | os.O_EXCL)  # 0600: tool output may hold anything
+        stream = open(fd, "w", encoding=_ENCODING, errors=_ERRORS, newline="")  # noqa: SIM115
 
         def finish() -> Path:
             try:

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.core.files import PRIVATE_FILE, atomic_write, private_dir
+
 SHADOW = "checkpoints.git"
 MAX_FILE_BYTES = 5_000_000  # larger files are not snapshotted (listed as skipped)
 ALWAYS_EXCLUDED = (".agent/", ".session_memory.md")
@@ -110,7 +112,7 @@ class Checkpoints:
         if self._ready:
             return
         if not (self.git_dir / "HEAD").exists():
-            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.git_dir.parent)
             self._git("init", "-q", "--bare", str(self.git_dir), with_tree=False)
             self._git("config", "core.bare", "false")
             self._git("config", "core.autocrlf", "false")
@@ -121,8 +123,7 @@ class Checkpoints:
         """Files over the limit go to the shadow repository's info/exclude, so `add -A` skips them.
         The list is made afresh each time (a file that shrank is snapshotted again)."""
         exclude = self.git_dir / "info" / "exclude"
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        exclude.write_text("\n".join(ALWAYS_EXCLUDED) + "\n", encoding="utf-8")
+        atomic_write(exclude, "\n".join(ALWAYS_EXCLUDED) + "\n", mode=PRIVATE_FILE)
         listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
         large = []
         for rel in (p for p in listed.split("\0") if p):
@@ -132,7 +133,7 @@ class Checkpoints:
             except OSError:
                 continue
         lines = [*ALWAYS_EXCLUDED, *("/" + _escape(p) for p in large)]
-        exclude.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write(exclude, "\n".join(lines) + "\n", mode=PRIVATE_FILE)
         if large:
             self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large, check=False)
         return large
@@ -166,6 +167,9 @@ class Checkpoints:
                 text=True,
                 timeout=GIT_TIMEOUT,
                 check=False,
+                # the shadow repository holds the person's code: what git writes there is 0600/0700;
+                # a checkout writes the work tree too, whose files keep the person's umask
+                umask=-1 if args[0] == "checkout" else 0o077,
             )
         except FileNotFoundError as exc:
             raise CheckpointError("git is not installed: checkpoints need it (apt install git)") from exc

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from agent_cli.core.errors import SessionError
+from agent_cli.core.files import open_private, private_dir
 
 LOCK = "lock"
 
@@ -42,8 +43,8 @@ class SessionLock:
         if self._fd is not None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            private_dir(self.path.parent)  # the session directory: 0700
+            fd = open_private(self.path, os.O_RDWR)
         except OSError as exc:
             raise SessionError(f"cannot write the session directory {self.path.parent}: {exc}") from exc
         try:

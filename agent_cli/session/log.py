@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Protocol
 
 from agent_cli.context.model import Compaction
 from agent_cli.core.errors import SessionError
+from agent_cli.core.files import open_private, private_dir
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import set_aside_torn_tail
@@ -89,11 +90,11 @@ class EventLog:
         if self.lock is not None:
             self.lock.acquire()
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.dir)
             torn = set_aside_torn_tail(self.path)
             if torn:
                 self.warnings.append(torn)
-            self._fh = self.path.open("ab")
+            self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")  # 0600
             self._opened = True
         except OSError as exc:
             raise SessionError(f"cannot write the session log {self.path}: {exc}") from exc
@@ -257,7 +258,7 @@ class SessionStore:
     def check_writable(self) -> None:
         """Fail now, with one clear line, when sessions cannot be written here (not at the first prompt)."""
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            private_dir(self.root)  # 0700 when we make it (with .agent/ above it)
             probe = self.root / f".write-probe-{os.getpid()}"
             probe.touch()
             probe.unlink()

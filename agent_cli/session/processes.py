@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_cli.core.files import atomic_write
+from agent_cli.core.files import PRIVATE_FILE, atomic_write
 
 RUNNING = "running"
 PROC = Path("/proc")
@@ -56,8 +56,7 @@ class ProcessRecords:
             "ts": time.time(),
         }
         with contextlib.suppress(OSError):  # a record is a safety net: never fail the command for it
-            self.dir.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.dir / f"{pgid}.json", json.dumps(record))
+            atomic_write(self.dir / f"{pgid}.json", json.dumps(record), mode=PRIVATE_FILE)
 
     def ended(self, pgid: int) -> None:
         with contextlib.suppress(OSError):

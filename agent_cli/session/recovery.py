@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_cli.core.files import PRIVATE_DIR, open_private
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 TORN_SUFFIX = ".torn"
@@ -105,7 +106,8 @@ def fork(events: list[dict[str, Any]], source: Path, target: Path, source_id: st
     """A new session from a copy of the conversation: the events (with a new `session_start`
     naming the source) and everything else the session keeps (tool results, the note, checkpoints),
     but not its lock or its running commands."""
-    target.mkdir(parents=True, exist_ok=False)
+    target.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=False)
+    os.chmod(target, PRIVATE_DIR)  # mkdir's mode is masked by the umask
     start = next((e for e in events if e.get("type") == "session_start"), {})
     header = {
         **start,
@@ -122,7 +124,7 @@ def fork(events: list[dict[str, Any]], source: Path, target: Path, source_id: st
             shutil.copytree(entry, target / entry.name, ignore=shutil.ignore_patterns(".*.tmp"))
         elif entry.is_file():
             shutil.copy2(entry, target / entry.name)
-    with (target / "events.jsonl").open("w", encoding="utf-8") as fh:
+    with open(open_private(target / "events.jsonl", os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as fh:
         for event in lines:
             fh.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
         fh.flush()

@@ -92,7 +92,7 @@ def test_an_untrusted_workspace_cannot_switch_the_sandbox_off(workspace, fake_an
     fake_anthropic.push(tool_call("bash", {"command": f"touch {home_file}"}), text("done"))
     out = agent(workspace, fake_anthropic, "-p", "touch", "--permission-mode", "yolo")
     assert out.returncode == 0, out.stderr
-    assert "changes [sandbox]; ignored" in out.stderr
+    assert ".agent/config.toml: ignored keys sandbox" in out.stderr
     assert not home_file.exists()
 
 

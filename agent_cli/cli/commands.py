@@ -210,6 +210,8 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     from agent_cli.context.tokens import TokenCounter
     from agent_cli.extensions.mcp.runtime import probe, runtime_for, server_rows
 
+    for warning in config.warnings:  # what the config files set that they may not
+        print(f"agent: {warning}", file=sys.stderr)
     trust = trust_decision(config, workspace)
     if trust.ignored:
         print(f"agent: {trust.notice(workspace)}", file=sys.stderr)

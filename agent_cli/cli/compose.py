@@ -64,7 +64,7 @@ def compose_session(
     permissions = Permissions(config.permission_mode, workspace, gathered.rules)  # type: ignore[arg-type]
     store = SessionStore(config.sessions_root(workspace))
     store.check_writable()
-    sandbox, sandbox_warning = make_sandbox(config, workspace, setup.trusted)
+    sandbox = make_sandbox(config, workspace)
     ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
     subagents = Subagents()
     registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
@@ -83,24 +83,16 @@ def compose_session(
         mcp=mcp,
         clock=clock,
         rule_warnings=list(gathered.warnings),
-        warnings=[*agent_warnings, *([sandbox_warning] if sandbox_warning else []), *ext.warnings],
+        warnings=[*config.warnings, *agent_warnings, *ext.warnings],
     )
     return AgentSession(parts, setup)
 
 
-def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
-    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
-    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
-    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
-    sandbox = config.sandbox if trusted else user
-    warning = ""
-    if sandbox != config.sandbox:
-        warning = (
-            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
-            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
-        )
+def make_sandbox(config: Config, workspace: Path) -> Sandbox:
+    """bash's sandbox from the person's `[sandbox]` (a workspace's config cannot set it: settings/layers.py)."""
+    sandbox = config.sandbox
     policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
-    return Sandbox(policy, workspace), warning
+    return Sandbox(policy, workspace)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
-"""Configuration: ~/.config/agent/config.toml < .agent/config.toml < environment < flags."""
+"""Configuration: ~/.config/agent/config.toml < .agent/config.toml < environment < flags.
+
+The workspace's file cannot set trust, the permission mode, the sandbox, the provider, the endpoint
+or the key's variable (settings/layers.py says which keys and why); `Config.warnings` says what it tried."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,8 @@ from agent_cli.context.model import ContextConfig
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL, check_table
 from agent_cli.llm.openai_compat import OpenAISettings
+from agent_cli.settings.layers import read_layer
+from agent_cli.tools.child_env import AGENT_CREDENTIALS, ChildEnv
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 from agent_cli.tools.sandbox import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
 
@@ -30,12 +35,14 @@ class PermissionRules:
 
 @dataclass(frozen=True)
 class SandboxConfig:
-    """`[sandbox]` (or `sandbox = "off"`): how bash is confined."""
+    """`[sandbox]` (or `sandbox = "off"`): how bash is confined. Only the person's own config sets it."""
 
     mode: str = "auto"
     network: bool = False
     writable: tuple[str, ...] = ()  # extra writable paths besides the workspace and a private /tmp
     bwrap: str = "bwrap"  # the bubblewrap program: a name looked up on PATH, or a path
+    # variables bash, hooks and MCP servers get although they look like secrets (tools/child_env.py)
+    env_passthrough: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class Config:
     script: str = ""  # the scripted provider's script
     base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default (the anthropic provider)
     debug: bool = False  # check the invariants after every transformation at run time
-    trust_workspace: bool = False  # --trust-workspace: use the workspace's .mcp.json, hooks, settings
+    trust_workspace: bool = False  # --trust-workspace (the flag only): use the workspace's code files
     mcp_startup_wait: float = 5.0  # seconds the first turn waits for MCP servers still connecting
     mcp_connect_timeout: float = 30.0  # an MCP server not ready by then has failed
     mcp_call_timeout: float = 120.0  # seconds per MCP tool call
@@ -68,17 +75,23 @@ class Config:
     permissions: PermissionRules = field(default_factory=PermissionRules)  # the user's config
     workspace_permissions: PermissionRules = field(default_factory=PermissionRules)  # .agent/config.toml
     flag_permissions: PermissionRules = field(default_factory=PermissionRules)  # --allowed-tools etc.
-    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
-    user_sandbox: SandboxConfig | None = None  # the user's config alone (None: same as `sandbox`)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the person's config alone
     user_extensions: Extensions = field(default_factory=Extensions)
     workspace_extensions: Extensions = field(default_factory=Extensions)
     openai: OpenAISettings = field(default_factory=OpenAISettings)  # `[openai]`: base_url, api_key_env
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # `[models.NAME]`: registry overrides
+    warnings: tuple[str, ...] = ()  # one line per config file that set what it may not (layers.py)
 
     def sessions_root(self, workspace: Path) -> Path:
         return (
             Path(self.sessions_dir).expanduser() if self.sessions_dir else workspace / ".agent" / "sessions"
         )
+
+    def child_env(self) -> ChildEnv:
+        """What bash, hooks and MCP servers may see of the environment: not the agent's own key
+        (wherever the config keeps it), nor secret-looking names the person did not pass through."""
+        credentials = (*AGENT_CREDENTIALS, self.openai.api_key_env)
+        return ChildEnv(passthrough=self.sandbox.env_passthrough, credentials=credentials)
 
 
 ENV = {
@@ -110,22 +123,16 @@ def load_config(
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
     tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}}
-    layers: list[dict[str, list[str]]] = []
+    rules: list[dict[str, list[str]]] = []
     extensions: list[Extensions] = []
-    user_sandbox: dict[str, Any] | None = None
-    for path in config_paths(workspace, env):
-        data: dict[str, Any] = {}
-        if path.exists():
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{path}: {exc}") from exc
+    user_path, workspace_path = config_paths(workspace, env)
+    layers = [read_layer(user_path, "user"), read_layer(workspace_path, "workspace")]
+    for layer in layers:
+        data, path = dict(layer.data), layer.path
         extensions.append(_extensions(data, path))
         tables["permissions"] = {}
         _merge_tables(tables, data, path)
-        if user_sandbox is None:  # the first layer is the user's own config
-            user_sandbox = dict(tables["sandbox"])
-        layers.append(tables["permissions"])
+        rules.append(tables["permissions"])
         _merge_provider_tables(tables, data, path)
         values.update(_flatten(data))
     for var, key in ENV.items():
@@ -137,14 +144,14 @@ def load_config(
     config = _build(values)
     return dataclasses.replace(
         config,
-        permissions=_permission_rules(layers[0]),
-        workspace_permissions=_permission_rules(layers[1]),
+        permissions=_permission_rules(rules[0]),
+        workspace_permissions=_permission_rules(rules[1]),
         sandbox=_sandbox(tables["sandbox"]),
-        user_sandbox=_sandbox(user_sandbox or {}),
         openai=_openai(tables["openai"], env),
         models=tables["models"],
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
+        warnings=tuple(layer.warning for layer in layers if layer.warning),
     )
 
 
@@ -197,7 +204,7 @@ def _permission_rules(table: dict[str, list[str]]) -> PermissionRules:
 
 
 def _sandbox(table: dict[str, Any]) -> SandboxConfig:
-    unknown = set(table) - {"mode", "network", "writable", "bwrap"}
+    unknown = set(table) - {"mode", "network", "writable", "bwrap", "env_passthrough"}
     if unknown:
         raise ConfigError(f"unknown setting sandbox.{sorted(unknown)[0]}")
     mode = str(table.get("mode", "auto"))
@@ -210,7 +217,17 @@ def _sandbox(table: dict[str, Any]) -> SandboxConfig:
     bwrap = table.get("bwrap", "bwrap")
     if not isinstance(bwrap, str) or not bwrap.strip():
         raise ConfigError("sandbox.bwrap must be the name or path of the bwrap program")
-    return SandboxConfig(mode, network, tuple(str(p) for p in writable), bwrap.strip())
+    passthrough = table.get("env_passthrough", [])
+    if not isinstance(passthrough, list) or not all(
+        isinstance(name, str) and _ENV_NAME.match(name) for name in passthrough
+    ):
+        raise ConfigError(
+            'sandbox.env_passthrough must be a list of variable names (or patterns like "AWS_*")'
+        )
+    return SandboxConfig(mode, network, tuple(str(p) for p in writable), bwrap.strip(), tuple(passthrough))
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")  # a name, or an fnmatch pattern of one
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

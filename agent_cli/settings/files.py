@@ -11,6 +11,10 @@ Permission rules read the workspace's files trusted or not (their deny and ask r
 agent more careful; settings/permission_sources.py); hooks only the files `trusted_files` keeps.
 A file that is missing is skipped; one that cannot be read or is not a JSON object comes back with
 `problem` set (`error`: one line naming the file) and empty `data`, so every other file still works.
+
+Only `hooks` and `permissions.allow|ask|deny` are read from any of them. Claude Code's keys that
+would change the mode, the sandbox, credentials or the environment (`PERSON_ONLY_KEYS`) are never
+applied; a workspace file that sets one is told about in one line (settings/permission_sources.py).
 """
 
 from __future__ import annotations
@@ -24,6 +28,20 @@ from typing import Any, Literal
 
 Origin = Literal["user", "workspace"]
 WORKSPACE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".agent/settings.json")
+# What a repository's settings file may try to set and never does here: the permission mode and
+# directories, the sandbox, the environment, credential helpers (commands), MCP auto-approval.
+PERSON_ONLY_KEYS = (
+    "permissions.defaultMode",
+    "permissions.additionalDirectories",
+    "env",
+    "sandbox",
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "otelHeadersHelper",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+)
 
 
 @dataclass(frozen=True)
@@ -95,3 +113,16 @@ def read_settings(path: Path, origin: Origin) -> SettingsFile:
             path, origin, problem=f"must be a JSON object, not {type(data).__name__}; ignored"
         )
     return SettingsFile(path, origin, data)
+
+
+def person_only_keys(data: Mapping[str, Any]) -> list[str]:
+    """The `PERSON_ONLY_KEYS` a parsed settings file sets, dotted, in that order."""
+    found = []
+    for dotted in PERSON_ONLY_KEYS:
+        table: Any = data
+        *parents, last = dotted.split(".")
+        for part in parents:
+            table = table.get(part) if isinstance(table, Mapping) else None
+        if isinstance(table, Mapping) and last in table:
+            found.append(dotted)
+    return found

@@ -9,6 +9,8 @@
   trusted workspace (settings/trust.py), since a cloned repository must not be able to allow itself
   to run commands.
 A settings file or rule that does not parse gives one warning line naming it; the rest still works.
+A workspace settings file that sets what only the person may (settings/files.py `PERSON_ONLY_KEYS`:
+the mode, the sandbox, the environment, credential helpers) gets one line naming those keys.
 The settings files come parsed (settings/files.py), the same parse the hooks read.
 """
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.settings.config import Config, PermissionRules
-from agent_cli.settings.files import SettingsFile, load_all_settings
+from agent_cli.settings.files import SettingsFile, load_all_settings, person_only_keys
 from agent_cli.tools.rules import EFFECTS, SourcedRule, parse_rules
 
 
@@ -68,6 +70,12 @@ def gather_rules(
         table, problem = (PermissionRules(), file.problem) if file.problem else settings_rules(file.data)
         if problem:
             warnings.append(f"{name}: {problem}")
+        tried = person_only_keys(file.data) if file.origin == "workspace" else []
+        if tried:
+            warnings.append(
+                f"{name}: ignored keys {', '.join(tried)} (a workspace cannot set the mode, the sandbox, "
+                "credentials or the environment)"
+            )
         add(table, name, trusted or file.origin == "user")
     return GatheredRules(tuple(rules), tuple(warnings))
 

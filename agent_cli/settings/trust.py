@@ -5,6 +5,11 @@ A repository can carry `.mcp.json` (servers the agent starts), hooks in `.claude
 Cloning a repository must not be enough to run its code on the person's machine, so these are used
 only in a workspace the person trusted: asked once in the TUI (remembered in the user config
 directory), or `--trust-workspace` headless. The user's own config is always trusted.
+
+Nothing in the workspace can say it is trusted (settings/layers.py). An answer is kept for the
+workspace's real path (`os.path.realpath`): a symlinked checkout is the same workspace; a folder
+inside it, a clone beside it or another directory of the same name is not, and is asked about itself.
+The store is the person's own file, 0600 in a 0700 directory.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_cli.core.files import atomic_write
+from agent_cli.core.files import PRIVATE_FILE, atomic_write
 
 TRUST_FILE = "trusted_workspaces.json"
 # Workspace files that can make the agent run code (relative to the workspace root).
@@ -36,25 +41,31 @@ class TrustStore:
     def default(cls) -> TrustStore:
         return cls(user_config_dir() / TRUST_FILE)
 
-    def roots(self) -> list[Path]:
+    def roots(self) -> list[str]:
+        """The trusted workspaces' real paths, as stored (never resolved again: a stored path that
+        has since become a symlink does not pass its trust to where it points)."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []  # missing or unreadable: nothing is trusted, which is the safe reading
         entries = data.get("trusted", []) if isinstance(data, dict) else []
-        return [Path(p) for p in entries if isinstance(p, str)]
+        return [p for p in entries if isinstance(p, str)]
 
     def is_trusted(self, workspace: Path) -> bool:
-        """A workspace is trusted when it, or a folder above it, was trusted."""
-        here = workspace.resolve()
-        return any(here == root or root in here.parents for root in self.roots())
+        """The person said yes for this very workspace (by its real path)."""
+        return real_path(workspace) in self.roots()
 
     def trust(self, workspace: Path) -> None:
-        roots = [str(p) for p in self.roots()]
-        here = str(workspace.resolve())
+        roots = self.roots()
+        here = real_path(workspace)
         if here not in roots:
             roots.append(here)
-        atomic_write(self.path, json.dumps({"trusted": sorted(roots)}, indent=2) + "\n")
+        atomic_write(self.path, json.dumps({"trusted": sorted(roots)}, indent=2) + "\n", mode=PRIVATE_FILE)
+
+
+def real_path(workspace: Path) -> str:
+    """The key a trust answer is kept under: the path with every symlink resolved."""
+    return os.path.realpath(workspace)
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,6 @@ def workspace_code_files(workspace: Path, has_workspace_extensions: bool = False
 def decide_trust(
     workspace: Path, *, flag: bool, store: TrustStore, has_workspace_extensions: bool = False
 ) -> TrustDecision:
-    """Trusted by the flag, or by an earlier "yes" for this workspace (or a folder above it)."""
+    """Trusted by the flag, or by an earlier "yes" for this workspace (its real path)."""
     files = workspace_code_files(workspace, has_workspace_extensions)
     return TrustDecision(flag or store.is_trusted(workspace), files)

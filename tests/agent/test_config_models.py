@@ -29,15 +29,17 @@ def test_openai_table_and_model_tables_merge_across_layers(tmp_path):
     )
     config = load_config(ws, env={"XDG_CONFIG_HOME": str(home)})
     assert config.provider == "openai"
-    assert (config.openai.base_url, config.openai.api_key_env) == ("http://127.0.0.1:8000/v1", "VLLM_KEY")
+    # the endpoint is the person's: a workspace's [openai] is ignored (settings/layers.py)
+    assert (config.openai.base_url, config.openai.api_key_env) == ("http://gpu-box:8000/v1", "VLLM_KEY")
+    assert config.warnings and "openai.base_url" in config.warnings[0]
     assert config.models == {"qwen3-coder": {"window": 131_072, "input_price": 0.0, "max_output": 8192}}
     info = registry(config.models).info("qwen3-coder")
     assert (info.context_window, info.max_output_tokens, info.input_price) == (131_072, 8192, 0.0)
 
 
 def test_the_environment_base_url_wins_over_the_files(tmp_path):
-    _write(tmp_path / ".agent" / "config.toml", '[openai]\nbase_url = "http://from-file/v1"\n')
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "none"), "OPENAI_BASE_URL": "http://from-env/v1"}
+    _write(tmp_path / "home" / "agent" / "config.toml", '[openai]\nbase_url = "http://from-file/v1"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "home"), "OPENAI_BASE_URL": "http://from-env/v1"}
     assert load_config(tmp_path, env=env).openai.base_url == "http://from-env/v1"
     assert load_config(tmp_path, env={"XDG_CONFIG_HOME": "/x"}).openai.api_key_env == "OPENAI_API_KEY"
 
@@ -52,6 +54,6 @@ def test_the_environment_base_url_wins_over_the_files(tmp_path):
     ],
 )
 def test_bad_tables_are_config_errors_naming_the_setting(tmp_path, text, message):
-    _write(tmp_path / ".agent" / "config.toml", text)
+    _write(tmp_path / "home" / "agent" / "config.toml", text)
     with pytest.raises(ConfigError, match=message):
-        load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+        load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "home")})

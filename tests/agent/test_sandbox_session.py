@@ -1,5 +1,6 @@
-"""The session gives bash its sandbox: from [sandbox] (the workspace's only when trusted), with the
-permission mode of the moment, and says in permission prompts and denials where a command runs."""
+"""The session gives bash its sandbox: from the person's [sandbox] (a workspace's is ignored: see
+tests/agent/test_config_trust.py), with the permission mode of the moment, and says in permission
+prompts and denials where a command runs."""
 
 from __future__ import annotations
 
@@ -23,16 +24,6 @@ def session(workspace: Path, trusted: bool, **config) -> AgentSession:
     cfg = Config(model="scripted", provider="scripted", **config)
     provider = ScriptedProvider(Script(responses=[]))
     return compose_session(cfg, provider, SessionSetup(workspace, None, False, trusted))
-
-
-def test_an_untrusted_workspace_cannot_loosen_the_sandbox(workspace: Path) -> None:
-    loosened = SandboxConfig(mode="off", network=True)
-    untrusted = session(workspace, False, sandbox=loosened, user_sandbox=SandboxConfig())
-    assert untrusted.sandbox.policy.mode == "auto" and not untrusted.sandbox.policy.network
-    assert any("changes [sandbox]; ignored" in w for w in untrusted.warnings)
-
-    trusted = session(workspace, True, sandbox=loosened, user_sandbox=SandboxConfig())
-    assert trusted.sandbox.policy.mode == "off" and trusted.warnings == []
 
 
 async def test_headless_denial_says_bash_would_run_unconfined_without_bwrap(workspace: Path) -> None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent_cli.tools.child_env import ChildEnv
+
 if TYPE_CHECKING:
     from agent_cli.agent.loop import Loop
     from agent_cli.agent.memory import SessionMemory
@@ -105,3 +107,4 @@ class SessionParts:
     clock: Callable[[], float] = field(default=lambda: 0.0)
     rule_warnings: list[str] = field(default_factory=list)  # said first, and kept for /permissions
     warnings: list[str] = field(default_factory=list)  # told once, after what opening the log found
+    child_env: ChildEnv = field(default_factory=ChildEnv)  # the environment bash gets (tools/child_env.py)

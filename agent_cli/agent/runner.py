@@ -130,6 +130,7 @@ class AgentSession:
             seen_read=lambda path, output: seen_read(self.workspace, self.engine.messages, path, output),
             limits=build.output_limits(),
             processes=self.processes,
+            child_env=self.parts.child_env,
         )
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view

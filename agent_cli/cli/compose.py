@@ -84,6 +84,7 @@ def compose_session(
         clock=clock,
         rule_warnings=list(gathered.warnings),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings],
+        child_env=config.child_env(),
     )
     return AgentSession(parts, setup)
 

@@ -19,6 +19,7 @@ from agent_cli.extensions.hooks.spec import HookGroup
 from agent_cli.settings.config import Config
 from agent_cli.settings.files import SettingsFile, claude_user_dir, load_settings, trusted_files
 from agent_cli.settings.trust import user_config_dir
+from agent_cli.tools.child_env import ChildEnv
 from agent_cli.tools.rules import SourcedRule, parse_rules
 
 
@@ -28,9 +29,11 @@ class SessionExtensions:
     groups: tuple[HookGroup, ...]
     commands: CustomCommands
     warnings: tuple[str, ...]
+    child_env: ChildEnv = ChildEnv()  # what hook commands see of the environment
 
     def hooks(self, identity: Callable[[], HookIdentity], record: Record) -> HookRunner:
-        return build_hooks(list(self.groups), self.workspace, identity, record)
+        env = self.child_env.build()
+        return build_hooks(list(self.groups), self.workspace, identity, record, env)
 
 
 def load_extensions(
@@ -55,7 +58,7 @@ def load_extensions(
     # not); here only the user's own ~/.claude/settings.json, so each broken file is one line
     broken = [f.error for f in settings if f.error and f.origin == "user"]
     warnings = broken + problems + list(commands.warnings)
-    return SessionExtensions(workspace, tuple(groups), commands, tuple(warnings))
+    return SessionExtensions(workspace, tuple(groups), commands, tuple(warnings), config.child_env())
 
 
 def command_rules(command: CustomCommand, trusted: bool, emit: Emit) -> list[SourcedRule]:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from agent_cli.tools.child_env import ChildEnv
+
 if TYPE_CHECKING:
     from agent_cli.tools.sandbox import Sandbox
 
@@ -91,6 +93,7 @@ class ToolContext:
     seen_read: Callable[[Path, str], str | None] | None = None
     limits: OutputLimits = field(default_factory=OutputLimits)
     processes: ProcessRecorder | None = None  # records bash's process groups while they run
+    child_env: ChildEnv = field(default_factory=ChildEnv)  # what bash sees of the environment
 
 
 @runtime_checkable

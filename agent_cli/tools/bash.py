@@ -127,7 +127,7 @@ async def run_command(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env={**os.environ, **_ENV_OVERRIDES},
+        env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
     )
     pgid = transport.get_pid()  # start_new_session: the shell leads its own process group
     if ctx.processes is not None:

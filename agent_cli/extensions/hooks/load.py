@@ -7,7 +7,7 @@ Order (all of them run; none replaces another, as in Claude Code): `[hooks]` in 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from agent_cli.extensions.hooks.api import HookRunner, NoHooks
@@ -36,6 +36,11 @@ def hook_groups(
 
 
 def build_hooks(
-    groups: list[HookGroup], workspace: Path, identity: Callable[[], HookIdentity], record: Record
+    groups: list[HookGroup],
+    workspace: Path,
+    identity: Callable[[], HookIdentity],
+    record: Record,
+    env: Mapping[str, str] | None = None,
 ) -> HookRunner:
-    return CommandHooks(groups, workspace, identity, record) if groups else NoHooks()
+    """`env`: what hook commands see of the environment (default: tools/child_env.py's default)."""
+    return CommandHooks(groups, workspace, identity, record, env) if groups else NoHooks()

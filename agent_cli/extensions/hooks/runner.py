@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from agent_cli.extensions.hooks.api import (
 from agent_cli.extensions.hooks.process import HookReply, HookRun, interpret, label, run_hook
 from agent_cli.extensions.hooks.spec import HookGroup, claude_name, select
 from agent_cli.tools.base import ToolResult
+from agent_cli.tools.child_env import ChildEnv
 
 Record = Callable[..., None]  # EventLog.append(kind, **fields)
 LOG_CHARS = 2_000
@@ -59,7 +59,7 @@ class CommandHooks:
         self.workspace = workspace
         self.identity = identity
         self.record = record or (lambda kind, **fields: None)
-        base = dict(os.environ if env is None else env)
+        base = ChildEnv().build() if env is None else env  # never the agent's keys or other secrets
         self.env = {**base, "CLAUDE_PROJECT_DIR": str(workspace)}
 
     # -- events ------------------------------------------------------------------------------------

@@ -2,8 +2,11 @@
 
 `{"mcpServers": {name: {"command", "args", "env", "cwd"} | {"type": "http" | "sse", "url", "headers"}}}`;
 `[mcp_servers.NAME]` tables in config.toml take the same keys. `${VAR}` and `${VAR:-default}` are
-expanded in command, args, env, url and headers, as Claude Code does. A bad entry costs only that
-server (one clear problem line); a malformed file costs only that file.
+expanded in command, args, env, url and headers, as Claude Code does: from the whole environment in
+the person's own config, but in the workspace's (`.mcp.json`, `.agent/config.toml`) only from what
+a child process may see (tools/child_env.py), so a repository's server cannot name the person's
+tokens into its environment or its headers. A bad entry costs only that server (one clear problem
+line); a malformed file costs only that file.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from agent_cli.tools.child_env import ChildEnv
 
 Transport = Literal["stdio", "http", "sse"]
 MCP_JSON = ".mcp.json"
@@ -47,6 +52,14 @@ class SpecError(ValueError):
     pass
 
 
+class _Scrubbed(dict[str, str]):
+    """The variables a workspace's server entry may expand, remembering which were withheld."""
+
+    def __init__(self, kept: Mapping[str, str], withheld: list[str]) -> None:
+        super().__init__(kept)
+        self.withheld = frozenset(withheld)
+
+
 def load_servers(
     workspace: Path,
     user_servers: Mapping[str, Any],
@@ -55,23 +68,26 @@ def load_servers(
     trusted: bool,
     user_origin: str = "user config",
     env: Mapping[str, str] | None = None,
+    child_env: ChildEnv | None = None,
 ) -> Loaded:
     """Every configured server: the user's config always; `.mcp.json` and the workspace config only
     in a trusted workspace. A later source overrides an earlier one of the same name (user <
     .mcp.json < .agent/config.toml), as Claude Code's project scope overrides its user scope."""
     env = os.environ if env is None else env
+    policy = child_env or ChildEnv()
+    scrubbed = _Scrubbed(policy.build(env), policy.withheld(env))
     found: dict[str, ServerSpec] = {}
     problems: list[str] = []
-    sources: list[tuple[str, Mapping[str, Any]]] = [(user_origin, user_servers)]
+    sources: list[tuple[str, Mapping[str, Any], Mapping[str, str]]] = [(user_origin, user_servers, env)]
     if trusted:
         file_servers, problem = read_mcp_json(workspace / MCP_JSON)
         if problem:
             problems.append(problem)
-        sources += [(MCP_JSON, file_servers), (".agent/config.toml", workspace_servers)]
-    for origin, entries in sources:
+        sources += [(MCP_JSON, file_servers, scrubbed), (".agent/config.toml", workspace_servers, scrubbed)]
+    for origin, entries, variables in sources:
         for name, entry in entries.items():
             try:
-                found[name] = parse_server(name, entry, origin, env)
+                found[name] = parse_server(name, entry, origin, variables)
             except SpecError as exc:
                 found.pop(name, None)
                 problems.append(f"mcp server {name!r} in {origin}: {exc}")
@@ -167,6 +183,11 @@ def _expand(text: str, env: Mapping[str, str], where: str) -> str:
             return env[name]
         if default is not None:
             return default
+        if name in getattr(env, "withheld", ()):
+            raise SpecError(
+                f"{where}: {name} is withheld from the workspace's servers (it looks like a secret); "
+                "to pass it, name it in env_passthrough under [sandbox] in your own config"
+            )
         raise SpecError(f"{where}: environment variable {name} is not set (and no ${{{name}:-default}})")
 
     return _VAR.sub(one, text)

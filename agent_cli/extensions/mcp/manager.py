@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from agent_cli.extensions.mcp.config import ServerSpec
 from agent_cli.extensions.mcp.tool import McpCallError, ToolInfo
+from agent_cli.tools.child_env import ChildEnv
 
 State = Literal["connecting", "connected", "failed", "dead"]
 STOP_GRACE = 8.0  # seconds for all servers to shut down before their tasks are cancelled
@@ -94,8 +94,10 @@ class McpManager:
         connect_timeout: float = 30.0,
         call_timeout: float = 120.0,
         on_change: Callable[[ServerStatus], None] | None = None,
+        child_env: ChildEnv | None = None,
     ) -> None:
         self.workspace = workspace
+        self.child_env = child_env or ChildEnv()  # no agent keys, no secret-looking names
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.on_change = on_change
@@ -234,7 +236,10 @@ class McpManager:
             conn.stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
             cwd = (self.workspace / spec.cwd) if spec.cwd else self.workspace
             params = StdioServerParameters(
-                command=spec.command, args=list(spec.args), env={**os.environ, **spec.env}, cwd=cwd
+                command=spec.command,
+                args=list(spec.args),
+                env={**self.child_env.build(), **spec.env},
+                cwd=cwd,
             )
             return stdio_client(params, errlog=conn.stderr)
         if spec.transport == "sse":

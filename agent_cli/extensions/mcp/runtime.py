@@ -22,6 +22,7 @@ from agent_cli.extensions.mcp.search import McpSearchTool
 from agent_cli.extensions.mcp.tool import McpTool, ToolInfo, tool_name
 from agent_cli.settings.config import Config, config_paths
 from agent_cli.tools.base import schema
+from agent_cli.tools.child_env import ChildEnv
 from agent_cli.tools.registry import ToolRegistry
 
 Level = Literal["info", "warning", "error"]
@@ -34,6 +35,7 @@ class McpSettings:
     connect_timeout: float = 30.0  # a server not ready by then has failed
     call_timeout: float = 120.0  # per tool call
     defer_fraction: float = 0.10  # MCP schemas above this share of the budget are loaded on demand
+    child_env: ChildEnv = ChildEnv()  # what a stdio server sees of the environment, besides its `env`
 
 
 class McpRuntime:
@@ -55,6 +57,7 @@ class McpRuntime:
             connect_timeout=settings.connect_timeout,
             call_timeout=settings.call_timeout,
             on_change=self._changed,
+            child_env=settings.child_env,
         )
         self._report = report
         self._queued: list[tuple[str, Level]] = []
@@ -185,6 +188,7 @@ def runtime_for(
         config.workspace_extensions.mcp_servers,
         trusted=trusted,
         user_origin=str(config_paths(workspace)[0]),
+        child_env=config.child_env(),
     )
     if not loaded.servers and not loaded.problems:
         return None
@@ -192,6 +196,7 @@ def runtime_for(
         startup_wait=config.mcp_startup_wait if interactive else config.mcp_connect_timeout,
         connect_timeout=config.mcp_connect_timeout,
         call_timeout=config.mcp_call_timeout,
+        child_env=config.child_env(),
     )
     return McpRuntime(loaded, workspace=workspace, settings=settings, report=report)
 

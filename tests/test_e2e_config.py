@@ -207,3 +207,27 @@ def test_session_files_are_private_whatever_the_umask(workspace, fake_anthropic,
     # the workspace file the tool wrote is the person's, with their umask (0 here)
     assert stat.S_IMODE((workspace / "new.py").stat().st_mode) == 0o666
     assert os.listdir(elsewhere) == [session.name]
+
+
+def test_a_planted_checkpoint_config_runs_nothing_on_continue(workspace, fake_anthropic):
+    """The shadow repository's config is the agent's own: a `core.fsmonitor` or a filter driver
+    planted in it (a repository that ships `.agent/sessions/`, a write that got through) does not run
+    when the session goes on and takes its next checkpoint."""
+    env = anthropic_env(workspace, fake_anthropic)
+    args = ("-p", "write", "--permission-mode", "auto-edit")
+    fake_anthropic.push(tool_call("write_file", {"path": "one.py", "content": "1\n"}), text("done"))
+    assert run_agent(workspace, env, *args).returncode == 0
+    (shadow,) = (workspace / ".agent" / "sessions").glob("*/checkpoints.git")
+    evil = workspace / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {workspace}/PWNED-$1\necho 0\n")
+    evil.chmod(0o755)
+    with (shadow / "config").open("a") as config:
+        config.write(f'[core]\n\tfsmonitor = "{evil} fsmonitor"\n[filter "x"]\n\tclean = "{evil} filter"\n')
+    (workspace / ".gitattributes").write_text("* filter=x\n")
+    (shadow / "hooks" / "post-checkout").write_text(f"#!/bin/sh\n{evil} hook\n")
+    (shadow / "hooks" / "post-checkout").chmod(0o755)
+    fake_anthropic.push(tool_call("write_file", {"path": "two.py", "content": "2\n"}), text("done"))
+    out = run_agent(workspace, env, *args, "--continue")
+    assert out.returncode == 0, out.stderr
+    assert (workspace / "two.py").exists() and sorted(workspace.glob("PWNED*")) == []
+    assert "fsmonitor" not in (shadow / "config").read_text()

@@ -24,6 +24,11 @@ SHADOW = "checkpoints.git"
 MAX_FILE_BYTES = 5_000_000  # larger files are not snapshotted (listed as skipped)
 ALWAYS_EXCLUDED = (".agent/", ".session_memory.md")
 GIT_TIMEOUT = 120.0
+# The shadow repository's whole config, written afresh whenever a session opens it: whoever wrote the
+# file before (a repository that ships `.agent/sessions/`, a tool write), nothing in it runs a
+# command (core.fsmonitor, filter drivers, core.hooksPath, ...). Hooks are off on every call too.
+CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tautocrlf = false\n[gc]\n\tauto = 0\n"
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
 class CheckpointError(Exception):
@@ -114,9 +119,7 @@ class Checkpoints:
         if not (self.git_dir / "HEAD").exists():
             private_dir(self.git_dir.parent)
             self._git("init", "-q", "--bare", str(self.git_dir), with_tree=False)
-            self._git("config", "core.bare", "false")
-            self._git("config", "core.autocrlf", "false")
-            self._git("config", "gc.auto", "0")
+        atomic_write(self.git_dir / "config", CONFIG, mode=PRIVATE_FILE)
         self._ready = True
 
     def _exclude_large(self) -> list[str]:
@@ -143,7 +146,7 @@ class Checkpoints:
             self._git("checkout", "-q", commit, "--", *paths[start : start + 200])
 
     def _git(self, *args: str, check: bool = True, with_tree: bool = True) -> str:
-        cmd = ["git"]
+        cmd = ["git", *NO_HOOKS]
         if with_tree:
             cmd += [f"--git-dir={self.git_dir}", f"--work-tree={self.workspace}"]
         env = {

@@ -64,7 +64,7 @@ def compose_session(
     permissions = Permissions(config.permission_mode, workspace, gathered.rules)  # type: ignore[arg-type]
     store = SessionStore(config.sessions_root(workspace))
     store.check_writable()
-    sandbox, sandbox_warning = make_sandbox(config, workspace, setup.trusted)
+    sandbox, sandbox_warning = make_sandbox(config, workspace)
     ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
     subagents = Subagents()
     registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
@@ -88,19 +88,22 @@ def compose_session(
     return AgentSession(parts, setup)
 
 
-def make_sandbox(config: Config, workspace: Path, trusted: bool) -> tuple[Sandbox, str]:
-    """bash's sandbox from `[sandbox]`, and a warning when an untrusted workspace's config tried to
-    change it (a cloned repository must not be able to switch the sandbox off or widen it)."""
-    user = config.user_sandbox if config.user_sandbox is not None else config.sandbox
-    sandbox = config.sandbox if trusted else user
+def make_sandbox(config: Config, workspace: Path) -> tuple[Sandbox, str]:
+    """bash's sandbox from the person's own `[sandbox]` (their config, the environment, flags), and a
+    warning when the workspace's .agent/config.toml tried to change it: a repository must not be able
+    to switch the sandbox off or widen it, trusted or not (trust is for its MCP servers and hooks).
+    The sessions folder is protected wherever it lives (AGENT_SESSIONS_DIR can move it)."""
+    sandbox = config.user_sandbox if config.user_sandbox is not None else config.sandbox
     warning = ""
     if sandbox != config.sandbox:
         warning = (
-            "the workspace's .agent/config.toml changes [sandbox]; ignored because the workspace is "
-            "not trusted (--trust-workspace, or put it in ~/.config/agent/config.toml)"
+            "the workspace's .agent/config.toml changes [sandbox]; ignored: only your own config "
+            "(~/.config/agent/config.toml) sets the sandbox"
         )
-    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
-    return Sandbox(policy, workspace), warning
+    policy = SandboxPolicy(
+        sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap, sandbox.allow_unix_sockets
+    )
+    return Sandbox(policy, workspace, sessions=config.sessions_root(workspace)), warning
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ class SandboxConfig:
     network: bool = False
     writable: tuple[str, ...] = ()  # extra writable paths besides the workspace and a private /tmp
     bwrap: str = "bwrap"  # the bubblewrap program: a name looked up on PATH, or a path
+    allow_unix_sockets: bool = False  # let commands open unix sockets (a seccomp filter refuses them)
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ def _permission_rules(table: dict[str, list[str]]) -> PermissionRules:
 
 
 def _sandbox(table: dict[str, Any]) -> SandboxConfig:
-    unknown = set(table) - {"mode", "network", "writable", "bwrap"}
+    unknown = set(table) - {"mode", "network", "writable", "bwrap", "allow_unix_sockets"}
     if unknown:
         raise ConfigError(f"unknown setting sandbox.{sorted(unknown)[0]}")
     mode = str(table.get("mode", "auto"))
@@ -210,7 +211,8 @@ def _sandbox(table: dict[str, Any]) -> SandboxConfig:
     bwrap = table.get("bwrap", "bwrap")
     if not isinstance(bwrap, str) or not bwrap.strip():
         raise ConfigError("sandbox.bwrap must be the name or path of the bwrap program")
-    return SandboxConfig(mode, network, tuple(str(p) for p in writable), bwrap.strip())
+    sockets = _coerce("sandbox.allow_unix_sockets", table.get("allow_unix_sockets", False), False)
+    return SandboxConfig(mode, network, tuple(str(p) for p in writable), bwrap.strip(), sockets)
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:

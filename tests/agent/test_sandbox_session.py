@@ -1,4 +1,4 @@
-"""The session gives bash its sandbox: from [sandbox] (the workspace's only when trusted), with the
+"""The session gives bash its sandbox: from the person's own [sandbox] (never the workspace's), with the
 permission mode of the moment, and says in permission prompts and denials where a command runs."""
 
 from __future__ import annotations
@@ -25,14 +25,16 @@ def session(workspace: Path, trusted: bool, **config) -> AgentSession:
     return compose_session(cfg, provider, SessionSetup(workspace, None, False, trusted))
 
 
-def test_an_untrusted_workspace_cannot_loosen_the_sandbox(workspace: Path) -> None:
-    loosened = SandboxConfig(mode="off", network=True)
-    untrusted = session(workspace, False, sandbox=loosened, user_sandbox=SandboxConfig())
-    assert untrusted.sandbox.policy.mode == "auto" and not untrusted.sandbox.policy.network
-    assert any("changes [sandbox]; ignored" in w for w in untrusted.warnings)
+def test_a_workspace_cannot_loosen_the_sandbox_trusted_or_not(workspace: Path) -> None:
+    loosened = SandboxConfig(mode="off", network=True, allow_unix_sockets=True)
+    for trusted in (False, True):
+        s = session(workspace, trusted, sandbox=loosened, user_sandbox=SandboxConfig())
+        policy = s.sandbox.policy
+        assert policy.mode == "auto" and not policy.network and not policy.allow_unix_sockets
+        assert any("changes [sandbox]; ignored" in w for w in s.warnings)
 
-    trusted = session(workspace, True, sandbox=loosened, user_sandbox=SandboxConfig())
-    assert trusted.sandbox.policy.mode == "off" and trusted.warnings == []
+    own = session(workspace, False, sandbox=loosened, user_sandbox=loosened)  # the person's own config
+    assert own.sandbox.policy.mode == "off" and own.sandbox.policy.allow_unix_sockets and own.warnings == []
 
 
 async def test_headless_denial_says_bash_would_run_unconfined_without_bwrap(workspace: Path) -> None:

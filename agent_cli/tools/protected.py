@@ -129,15 +129,16 @@ class Layout:
     watched: tuple[Watch, ...] = ()
 
 
-def layout(roots: Sequence[Path], home: Path, extra: Iterable[Path] = ()) -> Layout:
+def layout(roots: Sequence[Path], home: Path, extra: Iterable[Path] = (), *, create: bool = True) -> Layout:
     """What keeps the protected paths under the writable `roots` unchanged by a sandboxed command.
-    `extra`: more protected paths (the sessions folder wherever it lives). Cheap: a few dozen lstat."""
+    `extra`: more protected paths (the sessions folder wherever it lives); `create`: make the missing
+    placeholder folders (an empty `.git/hooks`). Cheap: a few dozen lstat."""
     real_roots = _dedupe([Path(os.path.realpath(r)) for r in roots])
     candidates: list[Path] = []
     for root in real_roots:
         git = root / ".git"
         if git.is_dir() and not git.is_symlink():
-            for name in PLACEHOLDER_DIRS:
+            for name in PLACEHOLDER_DIRS if create else ():
                 _placeholder(root / name)
             candidates += [root / name for name in WORKSPACE_ENTRIES]
         else:  # no repository yet: `git init` may make one (its config is then not watched)

@@ -107,6 +107,7 @@ class Probe:
     problem: str = ""
     isolation: tuple[str, ...] = ISOLATION[0]
     version: str = ""
+    path: str = ""  # the bwrap program found
 
 
 class Sandbox:
@@ -330,7 +331,7 @@ def _probe(program: str, network: bool) -> Probe:
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Probe(f"bwrap does not work here ({exc})")
         if done.returncode == 0:
-            return Probe(isolation=isolation, version=_version(path))
+            return Probe(isolation=isolation, version=_version(path), path=path)
         detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         reason = detail[-1] if detail else f"exit code {done.returncode}"
         problem = problem or (

@@ -36,7 +36,15 @@ SHELL_STARTUP = (
 # Relative to the workspace (and to any other writable root): git's executable config (its hooks,
 # `core.fsmonitor`, `core.hooksPath`, filters and aliases run code at the person's next git command),
 # submodule git dirs, our own folder, other agents' and editors' config that runs code.
-GIT_ENTRIES = (".git/config", ".git/config.worktree", ".git/hooks", ".git/modules")
+# (`.git/commondir` and the linked worktrees' own `commondir` would point git at another config.)
+GIT_ENTRIES = (
+    ".git/config",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/commondir",
+    ".git/modules",
+    ".git/worktrees",
+)
 WORKSPACE_ENTRIES = (
     ".agent",
     ".claude",
@@ -86,8 +94,19 @@ def _entries(workspace: Path, home: Path, extra: Iterable[Path]) -> list[tuple[P
             out.append((hooks, f"{_label(hooks, root)} (core.hooksPath)"))
     for root in {_norm(home), _real(home)}:
         out += [(root / name, f"~/{name}") for name in HOME_ENTRIES]
-    out += [(_norm(p), str(p)) for p in extra]
+    out += [(_norm(p), str(p)) for p in [*person_dirs(), *extra]]
     return out
+
+
+def person_dirs() -> list[Path]:
+    """The person's own config folders where the environment moves them (`$XDG_CONFIG_HOME/agent`,
+    `$CLAUDE_CONFIG_DIR`): what is written there is read next time as the person's own word."""
+    out = []
+    if xdg := os.environ.get("XDG_CONFIG_HOME"):
+        out.append(Path(xdg).expanduser() / "agent")
+    if claude := os.environ.get("CLAUDE_CONFIG_DIR"):
+        out.append(Path(claude).expanduser())
+    return [_norm(p) for p in out]
 
 
 def hooks_path(workspace: Path) -> Path | None:
@@ -149,7 +168,7 @@ def layout(roots: Sequence[Path], home: Path, extra: Iterable[Path] = (), *, cre
             candidates.append(hooks)
     real_home = Path(os.path.realpath(home))
     candidates += [real_home / name for name in HOME_ENTRIES]
-    candidates += [Path(os.path.normpath(p)) for p in extra]
+    candidates += [Path(os.path.realpath(p)) for p in [*person_dirs(), *extra]]
     anchors: list[Path] = []
     read_only: list[Path] = []
     watched: list[Watch] = []
@@ -200,8 +219,12 @@ def set_aside(watched: Iterable[Watch], quarantine: Path, workspace: Path) -> li
         try:
             dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.rename(path, dest)
-        except OSError:
-            continue  # left in place; the person is told below only about what moved
+        except OSError:  # another filesystem: renamed where it is, out of the name that runs code
+            dest = path.with_name(f"{path.name}.set-aside-{stamp}")
+            try:
+                os.rename(path, dest)
+            except OSError:
+                continue
         moved.append(f"{_label(path, root)} -> {_label(dest, root)}")
         if watch.link is not None:
             try:

@@ -37,6 +37,8 @@ def write(path: str) -> dict:
         ".git/config",
         ".git/hooks/pre-commit",
         ".git/hooks",
+        ".git/commondir",  # git would read its config from where this points
+        ".git/worktrees/x/commondir",
         ".gitmodules",
         ".claude/settings.json",
         ".claude/commands/x.md",
@@ -113,6 +115,16 @@ def test_home_start_up_files_and_the_persons_config_are_protected(tmp_path: Path
     for name in (".bashrc", ".config/agent/config.toml", ".ssh/config", ".claude/settings.json"):
         assert is_protected(home / name, ws, home), name
     assert not is_protected(home / "notes.txt", ws, home)
+
+
+def test_the_persons_config_folder_is_protected_where_the_environment_moves_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(ws / "cfg"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(ws / "claude-home"))
+    assert decide(ws, "yolo", WriteTool(), write("cfg/agent/config.toml")).action == "ask"
+    assert decide(ws, "yolo", WriteTool(), write("claude-home/settings.json")).action == "ask"
+    assert decide(ws, "yolo", WriteTool(), write("cfg/other/x.toml")).action == "allow"
 
 
 def test_core_hooks_path_in_the_tree_is_protected(ws: Path) -> None:

@@ -266,12 +266,14 @@ async def test_git_hooks_and_config_stay_read_only_even_when_hooks_is_missing(re
         "echo 'touch pwned' | tee .git/hooks/post-checkout",
         "git config core.hooksPath /tmp/hooks",
         "git config core.fsmonitor 'touch pwned'",
+        "mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && echo ../evil > .git/commondir",
         "echo end",
     ]
     result = await bash(confined(repo), "; ".join(attempts))
     assert "end" in result.output
     assert list((repo / ".git" / "hooks").iterdir()) == []
     assert (repo / ".git" / "config").read_text() == config
+    assert not (repo / ".git" / "commondir").exists() and "moved aside" in result.output
 
 
 async def test_git_cannot_be_swapped_for_a_planted_one(repo: Path, bwrap) -> None:
@@ -377,3 +379,18 @@ async def test_relative_writable_paths_are_taken_from_the_workspace(
     assert ctx.sandbox is not None and ctx.sandbox.writable_paths() == [shared]
     result = await bash(ctx, "echo kept > ../shared/f.txt && echo ok")
     assert result.output == "ok\n" and (shared / "f.txt").read_text() == "kept\n"
+
+
+async def test_two_commands_at_once_cannot_hand_a_protected_path_to_each_other(ws: Path, bwrap) -> None:
+    """A starts while .mcp.json is missing; A makes it; B starts (it now exists) and must still watch
+    it, or after A's set-aside B could make it again and keep it."""
+    sandbox = Sandbox(SandboxPolicy(), ws)
+    first = sandbox.launch("yolo", False)
+    (ws / ".mcp.json").write_text("{made by A}")
+    second = sandbox.launch("yolo", False)
+    assert "moved aside" in sandbox.settle(first) and not (ws / ".mcp.json").exists()
+    (ws / ".mcp.json").write_text("{made by B}")
+    assert "moved aside" in sandbox.settle(second) and not (ws / ".mcp.json").exists()
+    (ws / ".mcp.json").write_text("{the person's}")  # made while no command ran: theirs, and kept
+    assert sandbox.settle(sandbox.launch("yolo", False)) == ""
+    assert (ws / ".mcp.json").read_text() == "{the person's}"

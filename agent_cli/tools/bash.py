@@ -38,8 +38,10 @@ class BashTool:
         "preview with its ref and size, so filter long output (grep, head, tail) yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
         "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
         "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`). "
-        "When the sandbox is on, commands can write only in the workspace and a private /tmp and have no "
-        f"network; `{ESCAPE_PARAM}: true` asks the person to run one command outside it."
+        "When the sandbox is on, commands can write only in the workspace and a private /tmp (not git's "
+        "config and hooks, .agent, .claude, .vscode, .mcp.json or shell start-up files: edit those with "
+        "edit_file, which asks the person), and have no network nor unix sockets; in plan mode nothing "
+        f"is writable. `{ESCAPE_PARAM}: true` asks the person to run one command outside it."
     )
     input_schema: dict[str, Any] = {
         "type": "object",

@@ -46,6 +46,7 @@ PLAN_NO_WAY_OUT = (
     "Finish the plan; the person approves it before anything is changed."
 )
 _BLOCKED_WRITE = ("Read-only file system", "Device or resource busy")
+_BLOCKED_SOCKET = "Operation not permitted"  # what socket(AF_UNIX, …) gets from the seccomp filter
 _BLOCKED_NET = (
     "Network is unreachable",
     "Temporary failure in name resolution",
@@ -253,6 +254,8 @@ class Sandbox:
         blocked = [m for m in _BLOCKED_WRITE if m in output]
         if not self.policy.network:
             blocked += [m for m in _BLOCKED_NET if m in output]
+        if launch.seccomp and _BLOCKED_SOCKET in output:
+            blocked.append(_BLOCKED_SOCKET)
         if not blocked:
             return ""
         what = (
@@ -262,16 +265,16 @@ class Sandbox:
             "shell start-up files are read-only (protected: change them with write_file or edit_file, "
             "which ask the person)"
             + ("" if self.policy.network else "; there is no network")
+            + ("; unix sockets cannot be opened" if launch.seccomp else "")
             + f" ({blocked[0]!r} above may come from that)"
         )
+        settings = "sandbox.writable, sandbox.network = true or sandbox.allow_unix_sockets = true"
         if permission_mode in ("yolo", "plan") or self.policy.mode == "on":
-            return (
-                f"[sandbox: {what}. There is no way out of it here; the person can list paths in "
-                "sandbox.writable or set sandbox.network = true in the config.]"
-            )
+            return f"[sandbox: {what}. There is no way out of it here; the person can set {settings}.]"
         return (
-            f"[sandbox: {what}. If this command really needs to write there or reach the network, call "
-            f"bash again with {ESCAPE_PARAM}: true — the person is asked first (never in headless mode).]"
+            f"[sandbox: {what}. If this command really needs to write there, reach the network or a unix "
+            f"socket, call bash again with {ESCAPE_PARAM}: true — the person is asked first (never in "
+            "headless mode).]"
         )
 
 

@@ -1,9 +1,12 @@
 """As a person runs it: `agent -p --permission-mode yolo` against the local Messages-API server, with
-bash in the real bubblewrap sandbox, and files that keep their encoding (issue 10, points 8 and 9)."""
+bash in the real bubblewrap sandbox, and files that keep their encoding (issue 10, points 8 and 9);
+protected paths, a sandbox that holds as root, and plan mode that cannot write (issue 18)."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import uuid
 from pathlib import Path
 from urllib.parse import urlparse
@@ -109,3 +112,90 @@ def test_a_latin1_file_edited_in_place_keeps_its_bytes(workspace, fake_anthropic
     read, edit = tool_results(fake_anthropic)
     assert "Café crème" in read and "binary" not in read
     assert (workspace / "menu.txt").read_bytes() == "Prix: 3 €\r\nThé\r\n".encode("cp1252")
+
+
+# -- issue 18: protected paths, a sandbox that holds as root, plan mode -------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    """The workspace as a real git repository with one commit."""
+    shutil.rmtree(workspace / ".git")
+    git(workspace, "init", "-q", "-b", "main")
+    for key, value in (("user.email", "t@example.com"), ("user.name", "T"), ("commit.gpgsign", "false")):
+        git(workspace, "config", key, value)
+    git(workspace, "add", "app.py", "README.md")
+    git(workspace, "commit", "-qm", "first")
+    return workspace
+
+
+def test_yolo_writes_to_protected_paths_are_denied_headless(repo, fake_anthropic):
+    fake_anthropic.push(
+        tool_call("write_file", {"path": ".agent/config.toml", "content": 'permission_mode = "yolo"\n'}),
+        tool_call("write_file", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+        tool_call("write_file", {"path": "notes.txt", "content": "fine\n"}),
+        text("done"),
+    )
+    args = ("-p", "plant", "--permission-mode", "yolo", "--output-format", "json")
+    out = agent(repo, fake_anthropic, *args)
+    assert out.returncode == 0, out.stderr
+    denials = json.loads(out.stdout)["permission_denials"]
+    assert len(denials) == 2 and all("protected path" in d for d in denials), denials
+    assert ".agent/config.toml" in denials[0] and ".git/hooks/pre-commit" in denials[1]
+    assert not (repo / ".agent" / "config.toml").exists()
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert (repo / "notes.txt").read_text() == "fine\n"  # yolo still writes ordinary files
+
+
+def test_as_root_bash_cannot_plant_hooks_or_config_or_remount(repo, fake_anthropic, bwrap):
+    shutil.rmtree(repo / ".git" / "hooks")  # a missing hooks folder must not be creatable either
+    config = (repo / ".git" / "config").read_text()
+    etc = Path("/etc") / f"agent-e2e-{uuid.uuid4().hex}"
+    fake_anthropic.push(
+        tool_call(
+            "bash", {"command": "mkdir -p .git/hooks && echo 'touch pwned' | tee .git/hooks/pre-commit"}
+        ),
+        tool_call("bash", {"command": "git config core.hooksPath /tmp/hooks"}),
+        tool_call("bash", {"command": f"mount -o remount,rw / ; touch {etc}"}),
+        text("done"),
+    )
+    out = agent(repo, fake_anthropic, "-p", "try", "--permission-mode", "yolo", "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    hooks, hooks_path, remount = tool_results(fake_anthropic)
+    assert "Read-only file system" in hooks and list((repo / ".git" / "hooks").iterdir()) == []
+    assert "could not write config file" in hooks_path and (repo / ".git" / "config").read_text() == config
+    assert "permission denied" in remount and not etc.exists()
+
+
+def test_git_add_commit_and_checkout_b_work_in_the_sandbox(repo, fake_anthropic, bwrap):
+    command = (
+        "echo 'def sub(a, b):' >> app.py && git add app.py && git commit -qm 'add sub' "
+        "&& git checkout -q -b feature && git log --format=%s"
+    )
+    fake_anthropic.push(tool_call("bash", {"command": command}), text("done"))
+    out = agent(repo, fake_anthropic, "-p", "commit", "--permission-mode", "yolo")
+    assert out.returncode == 0, out.stderr
+    assert tool_results(fake_anthropic) == ["add sub\nfirst\n"]
+    assert git(repo, "branch", "--show-current").strip() == "feature"
+    assert git(repo, "log", "--format=%s", "main").split("\n")[0] == "add sub"
+
+
+def test_plan_mode_bash_cannot_write_even_when_a_rule_allows_it(repo, fake_anthropic, bwrap):
+    (repo / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    fake_anthropic.push(
+        tool_call("bash", {"command": "git diff --output=patch.diff"}),
+        tool_call("bash", {"command": "git diff --output=escaped.diff", "dangerously_disable_sandbox": True}),
+        text("the plan"),
+    )
+    args = ("-p", "plan it", "--permission-mode", "plan", "--allowed-tools", "Bash(git diff:*)")
+    out = agent(repo, fake_anthropic, *args, "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    assert not (repo / "patch.diff").exists() and not (repo / "escaped.diff").exists()
+    results = tool_results(fake_anthropic)
+    assert "Read-only file system" in results[0] or "Permission denied" in results[0], results
+    assert "plan mode" in results[1]
+    assert json.loads(out.stdout)["is_error"] is False

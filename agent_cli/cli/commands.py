@@ -1,5 +1,5 @@
-"""The command line: flags, the config they override, and the subcommands (`sessions`,
-`mcp list`, `replay`). The work itself is in launch.py and tui_launch.py."""
+"""The command line: flags, the config they override, and the subcommands (`sessions`, `doctor`,
+`mcp list`, `replay`). The work itself is in launch.py, tui_launch.py and doctor.py."""
 
 import sys
 from pathlib import Path
@@ -143,6 +143,14 @@ def typer_app():
         config = _config({})
         store = SessionStore(config.sessions_root(Path.cwd()))
         print_sessions(store, list(store.list()))
+
+    @app.command()
+    def doctor() -> None:
+        """Say what bash's sandbox enforces on this machine and what it could not (checked live)."""
+        from agent_cli.cli.doctor import doctor as report
+
+        for line in report(_config({}), Path.cwd()):
+            print(line)
 
     mcp_app = typer.Typer(
         help="MCP servers from .mcp.json and config.toml (mcp_servers tables).", no_args_is_help=True

@@ -90,10 +90,14 @@ def compose_session(
 
 
 def make_sandbox(config: Config, workspace: Path) -> Sandbox:
-    """bash's sandbox from the person's `[sandbox]` (a workspace's config cannot set it: settings/layers.py)."""
+    """bash's sandbox from the person's `[sandbox]` (a workspace's config cannot set it:
+    settings/layers.py). The sessions folder is protected wherever it lives (AGENT_SESSIONS_DIR can
+    move it)."""
     sandbox = config.sandbox
-    policy = SandboxPolicy(sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap)
-    return Sandbox(policy, workspace)
+    policy = SandboxPolicy(
+        sandbox.mode, sandbox.network, sandbox.writable, sandbox.bwrap, sandbox.allow_unix_sockets
+    )
+    return Sandbox(policy, workspace, sessions=config.sessions_root(workspace))
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ class SandboxConfig:
     bwrap: str = "bwrap"  # the bubblewrap program: a name looked up on PATH, or a path
     # variables bash, hooks and MCP servers get although they look like secrets (tools/child_env.py)
     env_passthrough: tuple[str, ...] = ()
+    allow_unix_sockets: bool = False  # let commands open unix sockets (a seccomp filter refuses them)
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ def _permission_rules(table: dict[str, list[str]]) -> PermissionRules:
 
 
 def _sandbox(table: dict[str, Any]) -> SandboxConfig:
-    unknown = set(table) - {"mode", "network", "writable", "bwrap", "env_passthrough"}
+    unknown = set(table) - {"mode", "network", "writable", "bwrap", "env_passthrough", "allow_unix_sockets"}
     if unknown:
         raise ConfigError(f"unknown setting sandbox.{sorted(unknown)[0]}")
     mode = str(table.get("mode", "auto"))
@@ -224,7 +225,15 @@ def _sandbox(table: dict[str, Any]) -> SandboxConfig:
         raise ConfigError(
             'sandbox.env_passthrough must be a list of variable names (or patterns like "AWS_*")'
         )
-    return SandboxConfig(mode, network, tuple(str(p) for p in writable), bwrap.strip(), tuple(passthrough))
+    sockets = _coerce("sandbox.allow_unix_sockets", table.get("allow_unix_sockets", False), False)
+    return SandboxConfig(
+        mode,
+        network,
+        tuple(str(p) for p in writable),
+        bwrap.strip(),
+        env_passthrough=tuple(passthrough),
+        allow_unix_sockets=sockets,
+    )
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")  # a name, or an fnmatch pattern of one

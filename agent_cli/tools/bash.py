@@ -18,6 +18,7 @@ from agent_cli.tools.binary_output import RawOutput
 from agent_cli.tools.capture import OutputCapture
 from agent_cli.tools.fs import reports_tool_errors, str_arg
 from agent_cli.tools.sandbox import ESCAPE_PARAM, Launch, wants_escape
+from agent_cli.tools.seccomp import filter_fd
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0
@@ -37,8 +38,10 @@ class BashTool:
         "preview with its ref and size, so filter long output (grep, head, tail) yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
         "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
         "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`). "
-        "When the sandbox is on, commands can write only in the workspace and a private /tmp and have no "
-        f"network; `{ESCAPE_PARAM}: true` asks the person to run one command outside it."
+        "When the sandbox is on, commands can write only in the workspace and a private /tmp (not git's "
+        "config and hooks, .agent, .claude, .vscode, .mcp.json or shell start-up files: edit those with "
+        "edit_file, which asks the person), and have no network nor unix sockets; in plan mode nothing "
+        f"is writable. `{ESCAPE_PARAM}: true` asks the person to run one command outside it."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
@@ -85,7 +88,13 @@ class BashTool:
         launch = launch_for(ctx, input)
         if launch.refusal:
             raise ToolError(launch.refusal)
-        return annotate(await run_command(command, timeout, ctx, launch.prefix), launch, ctx)
+        note = ""
+        try:
+            result = await run_command(command, timeout, ctx, launch.prefix, launch.seccomp)
+        finally:  # interrupted too: what the command made at a protected path is set aside
+            if launch.confined and ctx.sandbox is not None:
+                note = ctx.sandbox.settle(launch)
+        return annotate(result, launch, ctx, note)
 
 
 def _timeout(value: Any) -> float:
@@ -99,9 +108,10 @@ def _timeout(value: Any) -> float:
 
 
 async def run_command(
-    command: str, timeout: float, ctx: ToolContext, prefix: tuple[str, ...] = ()
+    command: str, timeout: float, ctx: ToolContext, prefix: tuple[str, ...] = (), seccomp: bytes = b""
 ) -> ToolResult:
-    """Run `command` with /bin/bash -c, under `prefix` (the sandbox's bwrap argv) when given."""
+    """Run `command` with /bin/bash -c, under `prefix` (the sandbox's bwrap argv) when given, with
+    the `seccomp` BPF program handed to bwrap on an inherited file descriptor."""
     loop = asyncio.get_running_loop()
     buffer = OutputCapture(ctx)
     raw = RawOutput()
@@ -116,19 +126,26 @@ async def run_command(
                 with contextlib.suppress(Exception):
                     ctx.on_output(chunk)
 
-    transport, capture = await loop.subprocess_exec(
-        lambda: _Capture(on_data),
-        *prefix,
-        "/bin/bash",
-        "-c",
-        command,
-        cwd=str(ctx.workspace),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
-    )
+    fd = filter_fd(seccomp) if seccomp and prefix else None
+    try:
+        transport, capture = await loop.subprocess_exec(
+            lambda: _Capture(on_data),
+            *prefix,
+            *(("--seccomp", str(fd)) if fd is not None else ()),
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=str(ctx.workspace),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
+            pass_fds=(fd,) if fd is not None else (),
+        )
+    finally:
+        if fd is not None:
+            os.close(fd)  # bwrap has its own copy
     pgid = transport.get_pid()  # start_new_session: the shell leads its own process group
     if ctx.processes is not None:
         ctx.processes.started(pgid, command)
@@ -227,12 +244,12 @@ def launch_for(ctx: ToolContext, input: dict[str, Any]) -> Launch:
     return ctx.sandbox.launch(_mode(ctx), wants_escape(input))
 
 
-def annotate(result: ToolResult, launch: Launch, ctx: ToolContext) -> ToolResult:
+def annotate(result: ToolResult, launch: Launch, ctx: ToolContext, note: str = "") -> ToolResult:
     """`result` with `sandboxed` in its meta and, when the sandbox seems to have stopped the command,
-    a hint that says so and what can be done."""
+    a hint that says so and what can be done; `note`: what the sandbox set aside after it."""
     if ctx.sandbox is None:
         return result
-    hint = ctx.sandbox.hint(result.output, launch, _mode(ctx))
+    hint = "\n".join(h for h in (ctx.sandbox.hint(result.output, launch, _mode(ctx)), note) if h)
     output = f"{result.output.rstrip(chr(10))}\n{hint}" if hint else result.output
     return dataclasses.replace(result, output=output, meta={**result.meta, "sandboxed": launch.confined})
 

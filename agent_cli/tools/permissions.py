@@ -16,13 +16,15 @@ edited (auto-edit mode, or an `Edit(...)` rule). A line that does not parse is n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agent_cli.tools.base import Tool
-from agent_cli.tools.fs import is_inside, resolve_path
+from agent_cli.tools.fs import display_path, is_inside, resolve_path
+from agent_cli.tools.protected import is_protected
 from agent_cli.tools.rules import (
     READ_FAMILY,
     WRITE_FAMILY,
@@ -100,6 +102,8 @@ class Permissions:
             if bash and line is not None and not line.writes and self._bash_allowed(line):
                 return Decision("allow", "allowed by rules (plan mode)")
             return Decision("deny", PLAN_REFUSAL)
+        if not tool.read_only and (guarded := protected_write(self, tool, paths, line)) is not None:
+            return guarded
         if hit := self._match(self._of("ask"), tool, input, paths, line):
             return Decision("ask", f"the rule {hit.rule.text} ({hit.source}) asks", hit.rule.text)
         if tool.read_only:
@@ -294,6 +298,57 @@ def _target(tool: Tool, input: dict[str, Any]) -> str:
 def _read_root(path: Path) -> Path:
     path = path.resolve() if path.exists() else path
     return path if path.is_dir() else path.parent
+
+
+def protected_write(
+    permissions: Permissions, tool: Tool, paths: list[Path], line: ShellLine | None
+) -> Decision | None:
+    """An ask, in every mode (yolo too; headless: a denial with this reason), when a write_file/edit_file
+    or a bash redirect writes a protected path (tools/protected.py: git's config and hooks, .agent,
+    .claude, .mcp.json, .vscode, shell start-up files …), symlinks resolved. An allow rule that names
+    the protected path itself (`Edit(.git/hooks/**)`, not `Edit` or `Edit(**)`) is the person's yes."""
+    name = canonical_tool(tool.name)
+    if name == "bash":
+        targets = [permissions._resolve(w) for w in line.writes] if line is not None else []
+    elif name in WRITE_FAMILY:
+        targets = paths
+    else:
+        return None
+    workspace, home = permissions.workspace, permissions.home
+    for path in targets:
+        label = is_protected(path, workspace, home)
+        if not label or any(
+            _names_protected(r.rule, path, workspace, home) for r in permissions._of("allow")
+        ):
+            continue
+        shown = display_path(workspace, path)
+        return Decision(
+            "ask",
+            f"it writes {shown}, in {label}: a protected path, which can make code run later outside "
+            "the sandbox, so in every mode (yolo too) it needs your yes, or an allow rule that names it "
+            f"(e.g. {path_rule('Edit', path, workspace)})",
+            "protected path",
+        )
+    return None
+
+
+def _names_protected(rule: Rule, path: Path, workspace: Path, home: Path) -> bool:
+    """Whether an Edit/Write rule covers `path` and names a protected path: its literal part (before
+    any wildcard) is itself protected."""
+    if rule.tool not in WRITE_FAMILY or rule.spec is None:
+        return False
+    if not rule.matches_path("edit_file", path, workspace, home):
+        return False
+    literal = re.split(r"[*?\[\\]", rule.spec, maxsplit=1)[0]
+    if literal.startswith("//"):
+        bases = [Path(literal[1:])]
+    elif literal == "~" or literal.startswith("~/"):
+        bases = [home / literal[2:]]
+    elif literal.startswith("/"):
+        bases = [Path(literal), workspace / literal.lstrip("/")]
+    else:
+        bases = [workspace / literal]
+    return any(is_protected(base, workspace, home) for base in bases if literal.strip("./"))
 
 
 def command_words(command: str) -> list[str]:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -21,6 +24,7 @@ from agent_cli.tools.base import Tool, ToolContext
 from agent_cli.tools.bash import BashTool
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.sandbox import ESCAPE_PARAM, Sandbox, SandboxPolicy, permission_note
+from agent_cli.tools.seccomp import unix_socket_filter
 
 MISSING = "/nonexistent/bin/bwrap"
 
@@ -230,3 +234,163 @@ async def test_a_bwrap_that_cannot_create_namespaces_degrades_clearly(ws: Path, 
     result = await bash(confined(ws, bwrap=str(fake)), "echo ran")
     assert result.is_error and "user namespaces" in result.output and "ran" not in result.output
     assert "apt install" not in result.output  # it is installed; installing it again would not help
+
+
+# -- issue 18: a sandbox that holds as root, protected paths, plan mode ------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(ws: Path) -> Path:
+    """A real git repository with one commit."""
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "config", "user.email", "t@example.com")
+    git(ws, "config", "user.name", "T")
+    git(ws, "config", "commit.gpgsign", "false")
+    (ws / "a.txt").write_text("a\n")
+    git(ws, "add", "a.txt")
+    git(ws, "commit", "-qm", "first")
+    return ws
+
+
+async def test_git_hooks_and_config_stay_read_only_even_when_hooks_is_missing(repo: Path, bwrap) -> None:
+    shutil.rmtree(repo / ".git" / "hooks")
+    config = (repo / ".git" / "config").read_text()
+    attempts = [
+        "mkdir -p .git/hooks",
+        "echo 'touch pwned' > .git/hooks/pre-commit",
+        "echo 'touch pwned' | tee .git/hooks/post-checkout",
+        "git config core.hooksPath /tmp/hooks",
+        "git config core.fsmonitor 'touch pwned'",
+        "mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && echo ../evil > .git/commondir",
+        "echo end",
+    ]
+    result = await bash(confined(repo), "; ".join(attempts))
+    assert "end" in result.output
+    assert list((repo / ".git" / "hooks").iterdir()) == []
+    assert (repo / ".git" / "config").read_text() == config
+    assert not (repo / ".git" / "commondir").exists() and "moved aside" in result.output
+
+
+async def test_git_cannot_be_swapped_for_a_planted_one(repo: Path, bwrap) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    command = "mv .git .git-old; mkdir -p .git/hooks; echo 'touch pwned' > .git/hooks/pre-commit; echo end"
+    result = await bash(confined(repo), command)
+    assert "end" in result.output and "Device or resource busy" in result.output
+    assert not (repo / ".git-old").exists() and git(repo, "rev-parse", "HEAD") == head
+
+
+async def test_git_keeps_working_in_the_sandbox(repo: Path, bwrap) -> None:
+    command = (
+        "echo b >> a.txt && git add a.txt && git commit -qm second && git checkout -q -b feature "
+        "&& echo c > c.txt && git add c.txt && git commit -qm third && git status --short && echo ok"
+    )
+    result = await bash(confined(repo), command)
+    assert not result.is_error and result.output == "ok\n", result.output
+    assert git(repo, "log", "--format=%s").split() == ["third", "second", "first"]
+    assert git(repo, "branch", "--show-current").strip() == "feature"
+
+
+async def test_a_remount_fails_even_as_root(ws: Path, bwrap) -> None:
+    target = Path("/etc") / f"agent-sandbox-{uuid.uuid4().hex}"
+    command = (
+        f"mount -o remount,rw / ; mount -o remount,rw,bind {ws} / ; touch {target}; "
+        "grep CapEff /proc/self/status; unshare -U true || echo nested refused"
+    )
+    result = await bash(confined(ws), command)
+    assert not target.exists()
+    assert "CapEff:\t0000000000000000" in result.output and "nested refused" in result.output
+
+
+@pytest.fixture
+def unix_server(ws: Path) -> Iterator[str]:
+    """A unix socket listening in the workspace (reachable by path from the sandbox)."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(ws / "s.sock"))
+    server.listen()
+    yield "s.sock"
+    server.close()
+
+
+async def test_unix_sockets_are_refused_unless_the_person_allows_them(ws: Path, bwrap, unix_server) -> None:
+    if not unix_socket_filter().available:
+        pytest.skip(f"no seccomp filter here: {unix_socket_filter().problem}")
+    connect = (
+        f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        f"s.connect('{unix_server}'); print('connected')\""
+    )
+    refused = await bash(confined(ws), connect)
+    assert refused.is_error and "Operation not permitted" in refused.output
+    allowed = await bash(confined(ws, allow_unix_sockets=True), connect)
+    assert not allowed.is_error and allowed.output == "connected\n", allowed.output
+
+
+async def test_what_a_command_creates_at_a_missing_protected_path_is_set_aside(ws: Path, bwrap) -> None:
+    command = "echo '{}' > .mcp.json; mkdir -p .claude/commands && echo run > .claude/commands/x.md; echo end"
+    result = await bash(confined(ws, "ask"), command)
+    assert not (ws / ".mcp.json").exists() and not (ws / ".claude").exists()
+    assert "moved aside" in result.output and ".mcp.json -> .agent/quarantine/" in result.output
+    kept = {p.name for p in (ws / ".agent" / "quarantine").rglob("*") if p.is_file()}
+    assert kept == {".mcp.json", "x.md"}  # set aside, not deleted
+
+
+async def test_the_sessions_folder_is_read_only_wherever_it_lives(ws: Path, bwrap, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    sessions = shared / "sessions"
+    sessions.mkdir(parents=True)
+    sandbox = Sandbox(SandboxPolicy(writable=(str(shared),)), ws, sessions=sessions)
+    ctx = ToolContext(ws, store=MemoryStore(), sandbox=sandbox, permission_mode=lambda: "yolo")
+    await bash(ctx, f"echo ok > {shared}/ok.txt; echo forged > {sessions}/events.jsonl")
+    assert (shared / "ok.txt").read_text() == "ok\n"
+    assert not (sessions / "events.jsonl").exists()
+
+
+async def test_plan_mode_bash_cannot_write_the_workspace(repo: Path, bwrap, outside: Path) -> None:
+    (repo / "a.txt").write_text("changed\n")
+    command = "touch made.txt; git diff --output=diff.txt; echo ${x:-$(touch sub.txt)}; echo end"
+    result = await bash(confined(repo, "plan"), command)
+    assert "end" in result.output and "Read-only file system" in result.output
+    assert not any((repo / name).exists() for name in ("made.txt", "diff.txt", "sub.txt"))
+    escaped = await bash(confined(repo, "plan"), f"echo x > {outside}", **{ESCAPE_PARAM: True})
+    assert escaped.is_error and "plan mode" in escaped.output and not outside.exists()
+
+
+async def test_an_escape_is_refused_when_the_sandbox_mode_is_on(ws: Path, bwrap, outside: Path) -> None:
+    command = f"echo x > {outside}"
+    refused = await bash(confined(ws, "ask", mode="on"), command, **{ESCAPE_PARAM: True})
+    assert refused.is_error and 'sandbox mode "on"' in refused.output and not outside.exists()
+    auto = await bash(confined(ws, "ask", mode="auto"), command, **{ESCAPE_PARAM: True})
+    assert not auto.is_error and outside.exists()  # the same request in mode "auto" (the person said yes)
+
+
+async def test_relative_writable_paths_are_taken_from_the_workspace(
+    ws: Path, bwrap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = ws.parent / "shared"
+    shared.mkdir()
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # where `agent` was started from must not matter
+    ctx = confined(ws, writable=("../shared",))
+    assert ctx.sandbox is not None and ctx.sandbox.writable_paths() == [shared]
+    result = await bash(ctx, "echo kept > ../shared/f.txt && echo ok")
+    assert result.output == "ok\n" and (shared / "f.txt").read_text() == "kept\n"
+
+
+async def test_two_commands_at_once_cannot_hand_a_protected_path_to_each_other(ws: Path, bwrap) -> None:
+    """A starts while .mcp.json is missing; A makes it; B starts (it now exists) and must still watch
+    it, or after A's set-aside B could make it again and keep it."""
+    sandbox = Sandbox(SandboxPolicy(), ws)
+    first = sandbox.launch("yolo", False)
+    (ws / ".mcp.json").write_text("{made by A}")
+    second = sandbox.launch("yolo", False)
+    assert "moved aside" in sandbox.settle(first) and not (ws / ".mcp.json").exists()
+    (ws / ".mcp.json").write_text("{made by B}")
+    assert "moved aside" in sandbox.settle(second) and not (ws / ".mcp.json").exists()
+    (ws / ".mcp.json").write_text("{the person's}")  # made while no command ran: theirs, and kept
+    assert sandbox.settle(sandbox.launch("yolo", False)) == ""
+    assert (ws / ".mcp.json").read_text() == "{the person's}"

@@ -1,0 +1,70 @@
+"""`agent doctor` as a person runs it: what bash's sandbox enforces here, checked live, and what it
+could not, with the fix; it touches nothing in the workspace and exits 0 (issue 18, item 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+from agent_cli.tools.seccomp import unix_socket_filter
+from tests.e2e import clean_env, run_agent
+
+
+def doctor(workspace: Path, config: str = "") -> list[str]:
+    if config:
+        path = workspace / ".cfg" / "agent" / "config.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(config)
+    out = run_agent(workspace, clean_env(workspace), "doctor")
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_doctor_checks_what_the_sandbox_enforces(workspace: Path) -> None:
+    status = Sandbox(SandboxPolicy(), workspace).status()
+    if not status.available:
+        pytest.skip(f"bubblewrap cannot run here: {status.problem}")
+    before = sorted(p.relative_to(workspace) for p in workspace.rglob("*"))
+    lines = doctor(workspace)
+    assert not [line for line in lines if "NOT ENFORCED" in line], lines
+    text = "\n".join(lines)
+    for promise in (
+        "ok  every capability dropped in a new user namespace: a remount of / fails",
+        "ok  no nested user namespace",
+        "ok  outside the workspace, sandbox.writable and a private /tmp the filesystem is read-only",
+        "ok  network: none",
+        "ok  git's config and hooks are read-only",
+        "ok  plan mode: the workspace too is read-only",
+    ):
+        assert promise in text, promise
+    if unix_socket_filter().available:
+        assert "ok  unix sockets refused by a seccomp filter" in text
+    else:
+        assert "NO  unix sockets are reachable" in text and "pyseccomp" in text
+    after = sorted(
+        p.relative_to(workspace) for p in workspace.rglob("*") if not p.is_relative_to(workspace / ".cfg")
+    )
+    assert after == before  # nothing of the workspace was touched
+
+
+def test_doctor_says_what_it_could_not_and_the_fix(workspace: Path) -> None:
+    lines = doctor(workspace, '[sandbox]\nbwrap = "/nonexistent/bin/bwrap"\n')
+    assert any(line.startswith("  NO  no sandbox: bubblewrap (bwrap) is not installed") for line in lines), (
+        lines
+    )
+    assert any("Fix: apt install bubblewrap" in line for line in lines)
+
+
+def test_doctor_names_unix_sockets_the_person_allowed(workspace: Path) -> None:
+    status = Sandbox(SandboxPolicy(), workspace).status()
+    if not status.available:
+        pytest.skip(f"bubblewrap cannot run here: {status.problem}")
+    lines = doctor(workspace, "[sandbox]\nallow_unix_sockets = true\n")
+    assert "  NO  unix sockets are reachable: sandbox.allow_unix_sockets = true in your config" in lines
+
+
+def test_doctor_with_the_sandbox_off(workspace: Path) -> None:
+    lines = doctor(workspace, 'sandbox = "off"\n')
+    assert "  NO  bash runs unconfined: sandbox mode is off" in lines

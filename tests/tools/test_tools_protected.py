@@ -1,0 +1,169 @@
+"""Protected paths (issue 18, item 2): a write to git's config or hooks, .agent/, .claude/, .mcp.json,
+.vscode/, shell start-up files … asks in every mode — yolo too, and headless that is a denial — unless
+an allow rule names the protected path; symlinks are judged by their target."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_cli.tools.bash import BashTool
+from agent_cli.tools.edit import EditTool
+from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.protected import WORKSPACE_ENTRIES, is_protected, layout, set_aside
+from agent_cli.tools.write import WriteTool
+
+HOME = Path("/home/someone")
+
+
+def decide(ws: Path, mode: str, tool, input: dict, allow: tuple[str, ...] = ()):
+    permissions = Permissions(mode, ws, home=HOME)  # type: ignore[arg-type]
+    for rule in allow:
+        permissions.add_rule(rule, "allow", "--allowed-tools")
+    return permissions.decide(tool, input)
+
+
+def write(path: str) -> dict:
+    return {"path": path, "content": "x"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".agent/config.toml",
+        ".agent/sessions/abc/checkpoints/config",
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git/hooks",
+        ".git/commondir",  # git would read its config from where this points
+        ".git/worktrees/x/commondir",
+        ".gitmodules",
+        ".claude/settings.json",
+        ".claude/commands/x.md",
+        ".claude/agents/x.md",
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".idea/workspace.xml",
+        ".bashrc",
+        ".zshrc",
+        ".profile",
+        ".gitconfig",
+        "sub/../.git/hooks/post-checkout",
+        ".VSCode/tasks.json",  # a case-insensitive filesystem would take it for .vscode
+    ],
+)
+@pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
+def test_a_write_to_a_protected_path_asks_in_every_mode(ws: Path, mode: str, path: str) -> None:
+    decision = decide(ws, mode, WriteTool(), write(path))
+    assert decision.action == "ask" and "protected path" in decision.reason, decision
+    assert decide(ws, mode, EditTool(), {"path": path, "old_string": "a", "new_string": "b"}).action == "ask"
+
+
+@pytest.mark.parametrize("path", ["src/app.py", ".git/objects/ab/cdef", ".git/refs/heads/x", "agent.md"])
+def test_ordinary_paths_are_not_protected(ws: Path, path: str) -> None:
+    assert decide(ws, "yolo", WriteTool(), write(path)).action == "allow"
+    assert decide(ws, "auto-edit", WriteTool(), write(path)).action == "allow"
+
+
+def test_a_symlink_is_judged_by_its_target(ws: Path) -> None:
+    (ws / ".git").mkdir()
+    (ws / "src").mkdir()
+    os.symlink("../.git/config", ws / "src" / "x")
+    os.symlink("../.git", ws / "src" / "g")
+    decision = decide(ws, "yolo", EditTool(), {"path": "src/x", "old_string": "a", "new_string": "b"})
+    assert decision.action == "ask" and ".git/config" in decision.reason
+    assert decide(ws, "yolo", WriteTool(), write("src/g/hooks/pre-push")).action == "ask"
+    assert is_protected(ws / "src" / "x", ws) == ".git/config"
+
+
+def test_only_a_rule_that_names_the_protected_path_is_a_yes(ws: Path) -> None:
+    hook = write(".git/hooks/pre-commit")
+    for broad in ("Edit", "Write", "Edit(**)", "Edit(*)", "Edit(.git/**)", "Edit(**/pre-commit)"):
+        assert decide(ws, "ask", WriteTool(), hook, (broad,)).action == "ask", broad
+    for named in ("Edit(.git/hooks/**)", "Edit(.git/hooks/pre-commit)", "Write(/.git/hooks/*)"):
+        assert decide(ws, "ask", WriteTool(), hook, (named,)).action == "allow", named
+    # a rule naming one protected path is no yes for another
+    assert decide(ws, "ask", WriteTool(), write(".mcp.json"), ("Edit(.git/hooks/**)",)).action == "ask"
+
+
+def test_deny_still_beats_a_named_yes(ws: Path) -> None:
+    permissions = Permissions("yolo", ws, home=HOME)
+    permissions.add_rule("Edit(.agent/**)", "allow")
+    permissions.add_rule("Edit(.agent/config.toml)", "deny")
+    assert permissions.decide(WriteTool(), write(".agent/config.toml")).action == "deny"
+
+
+def test_a_bash_redirect_to_a_protected_path_asks_even_in_yolo(ws: Path) -> None:
+    bash = BashTool()
+    for command in ("echo x > .git/hooks/pre-commit", "echo '{}' >> .mcp.json", "cat a 2> .bashrc"):
+        decision = decide(ws, "yolo", bash, {"command": command}, ("Bash(echo:*)", "Bash(cat:*)"))
+        assert decision.action == "ask" and "protected path" in decision.reason, command
+    assert decide(ws, "yolo", bash, {"command": "echo x > notes.txt"}).action == "allow"
+    named = decide(ws, "ask", bash, {"command": "echo x > .mcp.json"}, ("Bash(echo:*)", "Edit(/.mcp.json)"))
+    assert named.action == "allow"
+
+
+def test_plan_mode_still_refuses_rather_than_asks(ws: Path) -> None:
+    assert decide(ws, "plan", WriteTool(), write(".git/config")).action == "deny"
+
+
+def test_home_start_up_files_and_the_persons_config_are_protected(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    ws = tmp_path / "ws"
+    for name in (".bashrc", ".config/agent/config.toml", ".ssh/config", ".claude/settings.json"):
+        assert is_protected(home / name, ws, home), name
+    assert not is_protected(home / "notes.txt", ws, home)
+
+
+def test_the_persons_config_folder_is_protected_where_the_environment_moves_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(ws / "cfg"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(ws / "claude-home"))
+    assert decide(ws, "yolo", WriteTool(), write("cfg/agent/config.toml")).action == "ask"
+    assert decide(ws, "yolo", WriteTool(), write("claude-home/settings.json")).action == "ask"
+    assert decide(ws, "yolo", WriteTool(), write("cfg/other/x.toml")).action == "allow"
+
+
+def test_core_hooks_path_in_the_tree_is_protected(ws: Path) -> None:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text(
+        '[core]\n\tbare = false\n\thooksPath = ".husky"\n[user]\n\tname = x\n'
+    )
+    assert is_protected(ws / ".husky" / "pre-commit", ws) == ".husky (core.hooksPath)"
+    assert not is_protected(ws / "husky" / "pre-commit", ws)
+
+
+def test_the_layout_binds_what_exists_anchors_git_and_watches_what_does_not(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("")
+    (ws / ".vscode").mkdir()
+    home = tmp_path / "home"
+    plan = layout([ws], home)
+    assert plan.anchors == (ws / ".git",)
+    assert (ws / ".git" / "hooks").is_dir()  # made empty when missing: bound read-only like any hook dir
+    assert {ws / ".git" / "config", ws / ".git" / "hooks", ws / ".vscode"} <= set(plan.read_only)
+    watched = {w.path for w in plan.watched}
+    assert {ws / ".mcp.json", ws / ".claude", ws / ".agent", ws / ".bashrc"} <= watched
+    assert not any(str(p).startswith(str(home)) for p in watched)  # home is not a writable root here
+    assert {ws / n for n in WORKSPACE_ENTRIES} <= set(plan.read_only) | watched
+
+
+def test_what_a_command_made_at_a_watched_path_is_set_aside_not_deleted(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.symlink("elsewhere.json", ws / ".mcp.json")
+    plan = layout([ws], tmp_path / "home")
+    (ws / ".vscode").mkdir()
+    (ws / ".vscode" / "tasks.json").write_text("{}")
+    (ws / ".mcp.json").unlink()
+    (ws / ".mcp.json").write_text("{evil}")
+    moved = set_aside(plan.watched, ws / ".agent" / "quarantine", ws)
+    assert len(moved) == 2 and all("quarantine" in m for m in moved)
+    assert not (ws / ".vscode").exists()
+    assert os.readlink(ws / ".mcp.json") == "elsewhere.json"  # the symlink it replaced is back
+    kept = sorted(p.relative_to(ws).as_posix() for p in (ws / ".agent").rglob("*") if p.is_file())
+    assert len(kept) == 2 and {k.rsplit("/", 2)[-2:][-1] for k in kept} == {"tasks.json", ".mcp.json"}

@@ -47,11 +47,10 @@ def doctor(config: Config, workspace: Path) -> list[str]:
     """The report, one line each."""
     from agent_cli.cli.compose import make_sandbox
 
-    sandbox, warning = make_sandbox(config, workspace)
+    sandbox = make_sandbox(config, workspace)
     policy = sandbox.policy
     lines = ["bash's sandbox on this machine (agent doctor)"]
-    if warning:
-        lines.append(f"note: {warning}")
+    lines += [f"note: {warning}" for warning in config.warnings]
     lines.append(f"mode: {policy.mode} (from your own config; a workspace cannot change it)")
     if policy.mode == "off":
         return [*lines, f"{NO}bash runs unconfined: sandbox mode is off"]

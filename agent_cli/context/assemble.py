@@ -32,6 +32,7 @@ from agent_cli.core.types import Block, Message, Request
 
 USER_CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 USER_CONTEXT_CAP = 20_000  # chars per file
+HEAD_CHARS = 200  # of .git/HEAD, which the repository wrote: a branch name, not a paragraph
 EMPTY_MESSAGE_TEXT = "(no content)"
 
 
@@ -260,6 +261,7 @@ def git_branch(workspace: Path) -> str:
             head = (dot_git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             return ""
+        head = head.splitlines()[0][:HEAD_CHARS] if head else ""  # the repository wrote it: one short line
         if head.startswith("ref:"):
             ref = head.split(":", 1)[1].strip()
             return f"branch {ref.removeprefix('refs/heads/')}"

@@ -21,7 +21,7 @@ from agent_cli.context.model import Compaction
 from agent_cli.core.errors import SessionError
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
-from agent_cli.session.recovery import set_aside_torn_tail
+from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
 
 EVENTS = "events.jsonl"
 
@@ -164,27 +164,38 @@ class LoadedLog:
 
 
 def read_events(path: Path) -> LoadedLog:
-    """Read a log; a torn last line (crash mid-write) or a corrupt line is skipped with a warning."""
+    """Read a log; a torn last line (crash mid-write) or a corrupt line anywhere — not JSON, not an
+    event, or a message or compaction that does not parse — is skipped with a one-line warning that
+    names it. What a lost message leaves unpaired is mended when the log is replayed (`replay_into`)."""
     out = LoadedLog()
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise SessionError(f"cannot read session log {path}: {exc}") from exc
+        raise SessionError(f"cannot read session log {path}: {exc.strerror or exc}") from exc
     lines = raw.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             event = json.loads(line.decode("utf-8"))
-            if not isinstance(event, dict) or "type" not in event:
-                raise ValueError("not an event object")
-        except (ValueError, UnicodeDecodeError) as exc:
+            _check_event(event)
+        except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
             what = "torn last line (an interrupted write)" if last else f"corrupt line {number}"
             out.warnings.append(f"{path.name}: skipped {what}: {str(exc)[:80]}")
             continue
         out.events.append(event)
     return out
+
+
+def _check_event(event: Any) -> None:
+    """Raise unless `event` is an event whose message or compaction (if any) can be read back."""
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        raise ValueError("not an event object")
+    if event["type"] in MESSAGE_EVENTS and "message" in event:
+        Message.from_json(event["message"])
+    elif event["type"] == "compaction":
+        Compaction.from_json(event["compaction"])
 
 
 class ViewSink(Protocol):
@@ -195,17 +206,22 @@ class ViewSink(Protocol):
     def apply(self, compaction: Compaction) -> None: ...
 
 
-MESSAGE_EVENTS = ("user", "assistant", "tool_results")
-
-
-def replay_into(events: list[dict[str, Any]], sink: ViewSink) -> None:
-    """Rebuild the LLM view: every message appended as logged, every compaction applied in order."""
+def replay_into(events: list[dict[str, Any]], sink: ViewSink) -> list[str]:
+    """Rebuild the LLM view: every message appended as logged, every compaction applied in order.
+    Messages a lost line left unpaired get their stand-ins first (recovery.mend); returns what
+    was mended, to tell the person."""
+    events, added = mend(events)
     for event in events:
         kind = event.get("type")
-        if kind in MESSAGE_EVENTS:
+        if kind in MESSAGE_EVENTS and "message" in event:
             sink.append(Message.from_json(event["message"]), ingest=False)
         elif kind == "compaction":
             sink.apply(Compaction.from_json(event["compaction"]))
+    if not added:
+        return []
+    return [
+        f'{EVENTS}: {added} message(s) lost with unreadable lines were replaced by stand-ins ("result lost")'
+    ]
 
 
 def compaction_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -66,7 +66,9 @@ class EventLog:
 
     A new session's log is deferred: events wait in memory until the first prompt (a `user` event)
     creates the directory and takes the session's lock, so a session nobody used leaves nothing on
-    disk. A write that failed (disk full) leaves no fragment for the next event to be glued onto."""
+    disk. A write that fails (disk full) raises SessionError with one line that says so and names
+    the file (kept in `failure`), and is cut back off the file: nothing half-written is left for
+    the next run, or the next event, to trip over."""
 
     def __init__(self, session_dir: Path, lock: SessionLock | None = None, *, deferred: bool = False):
         self.dir = session_dir
@@ -77,6 +79,7 @@ class EventLog:
         self._fh: BinaryIO | None = None
         self._closed = False
         self._opened = False
+        self.failure: SessionError | None = None  # the first write that failed, for a front end to say
         if not deferred:
             self._open()
 
@@ -86,9 +89,9 @@ class EventLog:
         return self._opened
 
     def _open(self) -> None:
-        if self.lock is not None:
-            self.lock.acquire()
         try:
+            if self.lock is not None:
+                self.lock.acquire()
             self.dir.mkdir(parents=True, exist_ok=True)
             torn = set_aside_torn_tail(self.path)
             if torn:
@@ -96,22 +99,35 @@ class EventLog:
             self._fh = self.path.open("ab")
             self._opened = True
         except OSError as exc:
-            raise SessionError(f"cannot write the session log {self.path}: {exc}") from exc
+            if self.lock is not None:
+                self.lock.release()  # nobody writes it: another process may
+            raise self._failed(exc) from exc
         held, self._held = self._held, []
         for line in held:
             self._write(line)
 
     def _write(self, line: bytes) -> None:
         assert self._fh is not None
+        size = None
         try:
+            size = os.fstat(self._fh.fileno()).st_size
             self._fh.write(line)
             self._fh.flush()
             os.fsync(self._fh.fileno())
-        except OSError:
+        except OSError as exc:
             with contextlib.suppress(OSError):
                 self._fh.close()
-            self._fh = None  # the next append sets aside whatever part of this line was written
-            raise
+            self._fh = None  # the next append opens it again (and sets aside a fragment left behind)
+            if size is not None:
+                with contextlib.suppress(OSError):
+                    os.truncate(self.path, size)  # what part of the line was written goes: it frees room
+            raise self._failed(exc) from exc
+
+    def _failed(self, exc: OSError) -> SessionError:
+        error = SessionError(f"cannot write the session log: {exc.strerror or exc} ({self.path})")
+        error.hint = "free some space (or fix the permissions), then agent --continue goes on"
+        self.failure = self.failure or error
+        return error
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type_, "ts": time.time(), **fields}

@@ -190,3 +190,23 @@ async def test_a_log_that_starts_with_a_reply_gets_a_stand_in_prompt(workspace):
     first = resumed.engine.messages[0]
     assert first.role == "user" and "a message was lost here" in first.text
     assert (await run(resumed, "third"))[-1].result == "three"
+
+
+async def test_continue_on_a_full_disk_is_one_clear_error(workspace, monkeypatch):
+    import errno
+
+    from agent_cli.core.errors import SessionError
+    from agent_cli.session import log as log_module
+
+    session = make_session(workspace, [{"text": "one"}])
+    await run(session, "hi")
+    session.close()
+
+    def no_space(path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(log_module, "set_aside_torn_tail", no_space)
+    with pytest.raises(SessionError) as failed:
+        make_session(workspace, [], resume=session.session_id)
+    assert str(failed.value) == f"cannot write the session log: No space left on device ({session.log.path})"
+    assert "--continue" in failed.value.hint

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from tests.e2e import AGENT, anthropic_env
+from tests.e2e import AGENT, anthropic_env, run_agent
 from tests.fakeapi.replies import Stall, text
 from tests.test_e2e_crash import PATIENCE, assert_all_requests_valid, spawn, wait_for
 
@@ -106,3 +106,21 @@ def test_sigterm_with_stream_json_ends_with_a_result_line(workspace, fake_anthro
     assert proc.returncode == 143, err
     last = json.loads(out.splitlines()[-1])
     assert last["type"] == "result" and last["is_error"] is True and last["stop_reason"] == "interrupted"
+
+
+def test_a_stream_that_stops_sending_is_retried_and_said(workspace, fake_anthropic):
+    """`AGENT_STREAM_IDLE_TIMEOUT=1`: the first answer stalls after its start and never goes on."""
+    server = fake_anthropic
+    server.push(Stall(reply=text("never sent")), text("Recovered."))
+    env = {**anthropic_env(workspace, server), "AGENT_STREAM_IDLE_TIMEOUT": "1"}
+    run = run_agent(workspace, env, "-p", "hello", "--output-format", "stream-json")
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    (retry,) = [line for line in lines if line["type"] == "retrying"]
+    assert retry["reason"] == "no data from the API for 1 s" and retry["attempt"] == 1
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "Recovered."
+    assert len(server.requests) == 2
+    server.push(Stall(reply=text("never sent")), text("Recovered again."))
+    text_run = run_agent(workspace, env, "-p", "again", "--continue")
+    assert text_run.stdout.strip() == "Recovered again."
+    assert "no data from the API for 1 s" in text_run.stderr and "retrying in" in text_run.stderr

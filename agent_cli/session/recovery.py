@@ -31,6 +31,7 @@ INTERRUPTED_BY_EXIT = "interrupted: the process ended before this tool finished"
 RESULT_LOST = "result lost: the session log line that held this tool's result could not be read"
 MESSAGE_LOST = "(a message was lost here: its line in the session log could not be read)"
 MESSAGE_EVENTS = ("user", "assistant", "tool_results")
+LOG_GAP_TAG = "log-gap"
 
 
 def set_aside_torn_tail(path: Path) -> str | None:
@@ -140,7 +141,7 @@ def mend(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
             if open_uses:  # its results were on the lost line
                 stand_in(_lost_results(open_uses, message.turn))
             elif last_role in ("assistant", ""):  # the prompt before it was (the first message must be one)
-                stand_in(Message("user", (Block.text_block(MESSAGE_LOST, _meta("user")),), message.turn))
+                stand_in(Message("user", (Block.text_block(MESSAGE_LOST, _meta("system")),), message.turn))
             open_uses = {b.id: b.name for b in message.tool_uses()}
         else:
             answered = {b.tool_use_id: b.meta.tool_name for b in message.tool_results()}
@@ -165,8 +166,12 @@ def mend(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
 
 
 def _meta(source: str, tool: str = "") -> BlockMeta:
-    trust = {"user": Trust.USER, "assistant": Trust.ASSISTANT}.get(source, Trust.TOOL)
-    return BlockMeta(trust, source, time.time(), tool)  # type: ignore[arg-type]
+    """What a stand-in carries: no clock (every resume builds the very same one), and a tag on the
+    note for a lost prompt so that nothing takes it for the person's words."""
+    if source == "system":
+        return BlockMeta(Trust.SYSTEM, "system", 0.0, tag=LOG_GAP_TAG)
+    trust = Trust.ASSISTANT if source == "assistant" else Trust.TOOL
+    return BlockMeta(trust, source, 0.0, tool)  # type: ignore[arg-type]
 
 
 def _lost_results(uses: dict[str, str], turn: int) -> Message:

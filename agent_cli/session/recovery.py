@@ -6,9 +6,9 @@
   result, logged, so the model is told and the API never sees an orphan;
 - a line lost anywhere else (corrupt, skipped by `read_events`) leaves the messages around it
   unpaired: `mend` puts a stand-in where the lost message was — a "result lost" tool_result for a
-  tool_use whose results were on it, a reply holding the tool_use a result answers, a note for a
-  lost prompt — so the view stays API-valid and keeps the message count the log's compactions
-  count on;
+  tool_use whose results were on it, a reply (holding the tool_use a result answers, if any) between
+  two user messages, a note for a lost prompt — so the view stays API-valid and keeps the message
+  count the log's compactions count on;
 - `fork` copies a conversation into a new session directory (`--fork-session`).
 """
 
@@ -154,6 +154,8 @@ def mend(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
                 missing = {i: n for i, n in open_uses.items() if i not in answered}
                 if missing:
                     stand_in(_lost_results(missing, message.turn))
+                elif last_role == "user":  # the loop never logs two in a row: the reply between was lost
+                    stand_in(_lost_reply({}, message.turn))
                 if strays:  # answers to nothing the view holds: left out
                     kept = tuple(b for b in message.blocks if b.tool_use_id not in strays)
                     if not kept:

@@ -210,3 +210,19 @@ async def test_continue_on_a_full_disk_is_one_clear_error(workspace, monkeypatch
         make_session(workspace, [], resume=session.session_id)
     assert str(failed.value) == f"cannot write the session log: No space left on device ({session.log.path})"
     assert "--continue" in failed.value.hint
+
+
+async def test_a_lost_plain_reply_between_two_prompts_keeps_its_place(workspace):
+    session = make_session(workspace, [{"text": "one"}, {"text": "two"}])
+    await run(session, "first")
+    await run(session, "second")
+    session.close()
+    lines = session.log.path.read_text().splitlines(keepends=True)
+    reply = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "assistant")
+    lines[reply] = lines[reply][:30] + "\n"
+    session.log.path.write_text("".join(lines))
+    resumed = make_session(workspace, [{"text": "three"}], resume=session.session_id)
+    assert [m.role for m in resumed.engine.messages] == ["user", "assistant", "user", "assistant"]
+    assert "a message was lost here" in resumed.engine.messages[1].text
+    assert resumed.engine.messages[2:] == session.engine.messages[2:]
+    assert (await run(resumed, "third"))[-1].result == "three"

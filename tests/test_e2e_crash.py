@@ -16,7 +16,7 @@ import pytest
 
 from agent_cli.session.processes import live_members
 from tests.e2e import AGENT, agent, anthropic_env
-from tests.fakeapi.replies import text, tool_call
+from tests.fakeapi.replies import ToolUse, reply, text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
 PATIENCE = 90.0  # seconds a condition may take on a loaded CI machine before the test gives up
@@ -224,4 +224,104 @@ def test_fork_session_goes_on_in_a_copy_while_the_original_is_in_use(workspace, 
     assert holder.returncode == 0
     assert not any(e.get("prompt") == "try another way" for e in events(workspace, original))
     assert events(workspace, forked)[0]["forked_from"] == original
+    assert_all_requests_valid(server)
+
+
+def _session_with_two_turns(workspace: Path, server: FakeAnthropic) -> tuple[str, Path]:
+    """Turn 1 reads two files (one response, two tool calls); turn 2 is a plain question."""
+    server.push(
+        reply(ToolUse("read_file", {"path": "app.py"}), ToolUse("read_file", {"path": "README.md"})),
+        text("add() subtracts."),
+        text("Nothing else."),
+    )
+    first = agent(
+        workspace, server, "-p", "read both", "--permission-mode", "yolo", "--output-format", "json"
+    )
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    second = agent(workspace, server, "-p", "anything else?", "--continue", "--output-format", "json")
+    assert second.returncode == 0, second.stderr
+    return session_id, sessions(workspace) / session_id / "events.jsonl"
+
+
+def _corrupt(log: Path, kind: str) -> int:
+    """Make the first `kind` line of the log unreadable (a flipped byte: not JSON); its line number."""
+    lines = log.read_bytes().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == kind)
+    lines[number] = lines[number][:40] + b"\xff\x00" + lines[number][60:]
+    log.write_bytes(b"".join(lines))
+    return number + 1
+
+
+@pytest.mark.parametrize("lost", ["tool_results", "assistant", "user"])
+def test_a_corrupt_line_in_the_middle_is_skipped_and_continue_sends_a_valid_request(
+    workspace, fake_anthropic, lost
+):
+    server = fake_anthropic
+    session_id, log = _session_with_two_turns(workspace, server)
+    number = _corrupt(log, lost)
+    server.push(text("Still with you."))
+    run = agent(workspace, server, "-p", "and now?", "--continue", "--output-format", "json")
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["result"] == "Still with you." and data["session_id"] == session_id
+    assert any(f"corrupt line {number}" in w for w in data["warnings"]), data["warnings"]
+    sent = json.dumps(server.requests[-1]["messages"])
+    assert "anything else?" in sent and "and now?" in sent
+    if lost == "tool_results":  # both calls of the response get their stand-in, not only the first
+        assert sum("result lost" in r for r in tool_results(server.requests[-1])) == 2
+    assert_all_requests_valid(server)
+    again = agent(workspace, server, "-p", "once more", "--continue", "--output-format", "json")
+    assert again.returncode == 0, again.stderr  # the same mending on every resume
+    assert_all_requests_valid(server)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_crash_with_two_tool_calls_open_gives_each_its_interrupted_result(workspace, fake_anthropic, sig):
+    server = fake_anthropic
+    server.push(
+        reply(
+            ToolUse("bash", {"command": "sleep 25"}, id="toolu_first"),
+            ToolUse("bash", {"command": "sleep 26"}, id="toolu_second"),
+        )
+    )
+    proc = spawn(workspace, server, "-p", "wait twice", "--permission-mode", "yolo")
+    record = wait_for(lambda: running_command(workspace) or proc.poll() is not None, "bash to start")
+    assert isinstance(record, dict), proc.communicate()
+    proc.send_signal(sig)
+    proc.communicate(timeout=PATIENCE)
+    server.push(text("Both were cut short."))
+    cont = agent(workspace, server, "-p", "go on", "--continue", "--output-format", "json")
+    assert cont.returncode == 0, cont.stderr
+    assert json.loads(cont.stdout)["result"] == "Both were cut short."
+    answered = [
+        block["tool_use_id"]
+        for message in server.requests[-1]["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert sorted(answered) == ["toolu_first", "toolu_second"]
+    assert all("interrupted" in r for r in tool_results(server.requests[-1]))
+    assert_all_requests_valid(server)
+
+
+def test_an_unterminated_last_line_that_is_whole_json_is_set_aside_not_glued_onto(workspace, fake_anthropic):
+    server = fake_anthropic
+    server.push(text("First answer."))
+    first = agent(workspace, server, "-p", "prompt 1", "--output-format", "json")
+    assert first.returncode == 0, first.stderr
+    log = sessions(workspace) / json.loads(first.stdout)["session_id"] / "events.jsonl"
+    whole = log.read_bytes()
+    log.write_bytes(whole[:-1])  # the power went before the newline: the last line is valid JSON
+    assert json.loads(whole.splitlines()[-1])
+    for n in (2, 3):
+        server.push(text(f"Answer {n}."))
+        run = agent(workspace, server, "-p", f"prompt {n}", "--continue", "--output-format", "json")
+        assert run.returncode == 0, run.stderr
+        assert not any("corrupt" in w for w in json.loads(run.stdout)["warnings"])
+    sent = json.dumps(server.requests[-1]["messages"])
+    assert all(f"prompt {n}" in sent for n in (1, 2, 3))
+    assert (log.parent / "events.jsonl.torn").read_bytes() == whole.splitlines(keepends=True)[-1]
+    assert all(json.loads(line) for line in log.read_bytes().splitlines())  # every line whole
     assert_all_requests_valid(server)

@@ -57,18 +57,31 @@ async def run_headless(
         await _run(session, prompt, fmt, out, err, run)
     finally:
         stop.uninstall()
+    failure = _log_failure(session)
+    if failure is not None:  # one line that says what and where; the rest of what failed is its echo
+        print(f"agent: {failure}", file=err)
+        run.is_error, run.result = True, str(failure)
+        run.errors.append(f"session: {failure}")
     if stop.signum is not None:
         name = signal.Signals(stop.signum).name
         print(f"agent: stopped by {name}; the session is saved (agent --continue goes on)", file=err)
-        return exit_code(stop.signum)
+        run.is_error, run.stop_reason = True, "interrupted"
+        run.errors.append(f"interrupted: agent received {name}")
     if fmt == "json":
         out.write(json.dumps(summary(session, run), indent=2) + "\n")
     elif fmt == "stream-json":
         out.write(json.dumps({"type": "result", **summary(session, run)}) + "\n")
-    else:
+    elif stop.signum is None and failure is None:
         out.write(run.result.rstrip() + "\n" if run.result else "")
     out.flush()
+    if stop.signum is not None:
+        return exit_code(stop.signum)
     return 1 if run.is_error else 0
+
+
+def _log_failure(session: AgentSession) -> Exception | None:
+    """The session log's failed write (disk full), if one happened during the run."""
+    return getattr(session.log, "failure", None)
 
 
 async def _run(
@@ -76,6 +89,8 @@ async def _run(
 ) -> None:
     last_context: ContextStatus | None = None
     async for event in session.submit(prompt):
+        if _echoes_failure(session, event):
+            continue  # said once, as the run ends
         _observe(run, event)
         if isinstance(event, ContextUpdate):
             if event.status == last_context:
@@ -97,6 +112,12 @@ async def _run(
             print(_describe(event), file=err)
     if run.stop_reason != "interrupted":
         await session.wait_background()
+
+
+def _echoes_failure(session: AgentSession, event: Event) -> bool:
+    failure = _log_failure(session)
+    said = getattr(event, "text", "") or getattr(event, "message", "")
+    return failure is not None and isinstance(said, str) and str(failure) in said
 
 
 def _observe(run: HeadlessRun, event: Event) -> None:

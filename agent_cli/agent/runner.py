@@ -134,7 +134,7 @@ class AgentSession:
         )
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view
-        replay_into(events, self.engine)
+        self.warnings += replay_into(events, self.engine)  # what a lost log line left is mended
         self.engine.resume_usage(last_billed_input(events, self.model))  # the gauge starts true
         restore_state(events, self.engine, self.todo)
         self.loop = build.loop(

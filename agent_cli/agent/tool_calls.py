@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agent_cli.context.offload import HOOK_FEEDBACK_TAG, hook_feedback
 from agent_cli.core.events import (
     Event,
     Notice,
@@ -98,9 +99,9 @@ class ToolCalls:
             result = await run_call(self.tools, call, ctx)
             after = await self.hooks.post_tool_use(call, result, emit)
             self.hook_stop = self.hook_stop or after.stop
-            if after.feedback:
-                feedback = f"\n\n<post-tool-use-hook>\n{after.feedback}\n</post-tool-use-hook>"
-                result = replace(result, output=result.output + feedback)
+            if after.feedback:  # tagged, so the engine knows that part is ours (context/offload.py)
+                result = replace(result, output=hook_feedback(result.output, after.feedback))
+                meta = replace(meta, tag=HOOK_FEEDBACK_TAG)
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
         if result.meta:

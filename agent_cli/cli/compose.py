@@ -216,10 +216,12 @@ def make_provider(config: Config) -> Provider:
     if config.provider == "openai":
         from agent_cli.llm.openai_compat import OpenAICompatProvider
 
-        return OpenAICompatProvider(config.openai, registry=registry(config.models))
+        return OpenAICompatProvider(
+            config.openai, registry=registry(config.models), idle_timeout=config.stream_idle_timeout
+        )
     from agent_cli.llm.anthropic import AnthropicProvider
 
-    return AnthropicProvider(base_url=config.base_url or None)
+    return AnthropicProvider(base_url=config.base_url or None, idle_timeout=config.stream_idle_timeout)
 
 
 def trust_decision(config: Config, workspace: Path) -> TrustDecision:

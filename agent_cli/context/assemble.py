@@ -28,10 +28,12 @@ from agent_cli.context.cache import (
 )
 from agent_cli.context.invariants import is_summary
 from agent_cli.context.tokens import REQUEST_OVERHEAD, TokenCounter
+from agent_cli.core.tags import escape_tags
 from agent_cli.core.types import Block, Message, Request
 
 USER_CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 USER_CONTEXT_CAP = 20_000  # chars per file
+HEAD_CHARS = 200  # of .git/HEAD, which the repository wrote: a branch name, not a paragraph
 EMPTY_MESSAGE_TEXT = "(no content)"
 
 
@@ -53,7 +55,7 @@ class Assembler:
         self._api_cache: dict[int, tuple[Message, dict[str, Any], list[int]]] = {}
 
     def set_tools(self, tools: list[dict[str, Any]]) -> None:
-        self.tools = sorted((copy.deepcopy(t) for t in tools), key=lambda t: str(t.get("name", "")))
+        self.tools = sorted((_own_copy(t) for t in tools), key=lambda t: str(t.get("name", "")))
 
     def system_blocks(self) -> list[dict[str, Any]]:
         return [{"type": "text", "text": self.system_prompt}] if self.system_prompt.strip() else []
@@ -152,6 +154,24 @@ class Assembler:
         return Request(
             model=model, system=system, messages=api, tools=tools, max_tokens=max_tokens, metadata=metadata
         )
+
+
+def _own_copy(tool: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a tool's schema; an MCP server's (`mcp__…`) with its descriptions escaped: a
+    server's words cannot forge one of our tags either (core/tags.py)."""
+    copied = copy.deepcopy(tool)
+    return _escaped(copied) if str(tool.get("name", "")).startswith("mcp__") else copied
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: escape_tags(v) if k in ("description", "title") and isinstance(v, str) else _escaped(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def _api_message(message: Message) -> tuple[dict[str, Any], list[int]]:
@@ -260,6 +280,7 @@ def git_branch(workspace: Path) -> str:
             head = (dot_git / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             return ""
+        head = head.splitlines()[0][:HEAD_CHARS] if head else ""  # the repository wrote it: one short line
         if head.startswith("ref:"):
             ref = head.split(":", 1)[1].strip()
             return f"branch {ref.removeprefix('refs/heads/')}"

@@ -34,6 +34,7 @@ from agent_cli.context.offload import (
     context_blocks,
     merge_injections,
     merge_same_role,
+    neutral_results,
     offload_results,
 )
 from agent_cli.context.prompts import load_prompt
@@ -125,6 +126,7 @@ class ContextEngine:
             pending, self._pending = self._pending, []
             context = [] if self._view else context_blocks(self.user_context, self.environment, self.clock())
             message = merge_injections(message, context, pending)
+        raw, message = message, neutral_results(message)  # nothing from outside forges our tags
         if self._view and self._view[-1].role == message.role:
             index = len(self._view) - 1
             self.tokens.invalidate_from(index)
@@ -138,7 +140,12 @@ class ContextEngine:
         if message.role == "user" and ingest:
             before = self._used()
             _, offload = offload_results(
-                self._view[index], self.config, self.store, index=index, paste_ref=self._next_paste_ref
+                self._view[index],
+                self.config,
+                self.store,
+                index=index,
+                paste_ref=self._next_paste_ref,
+                raw={b.tool_use_id: b.text for b in raw.tool_results()},  # the store keeps these bytes
             )
             if offload is not None:
                 self._apply(offload, store_originals=False)
@@ -311,6 +318,7 @@ class ContextEngine:
     # -- internals -------------------------------------------------------------------------------------
     def _apply(self, compaction: Compaction, *, store_originals: bool) -> Compaction:
         before = self._used()
+        compaction = _neutral(compaction)  # a log written before results were escaped
         view = apply_compaction(self._view, compaction)  # validates the spans first
         if self.on_compaction is not None:
             self.on_compaction(list(self._view), compaction)
@@ -369,6 +377,16 @@ class ContextEngine:
     def _check(self) -> None:
         if self.debug:
             assert_valid(self._view)
+
+
+def _neutral(compaction: Compaction) -> Compaction:
+    spans = tuple(
+        replace(span, messages=tuple(neutral_results(m) for m in span.messages))
+        for span in compaction.replacements
+    )
+    if all(a.messages == b.messages for a, b in zip(spans, compaction.replacements, strict=True)):
+        return compaction
+    return replace(compaction, replacements=spans)
 
 
 SERVER_CEILING_SHARE = 0.9  # our estimate and the server's count differ: keep a margin below its limit

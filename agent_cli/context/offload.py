@@ -12,7 +12,7 @@ merged into a user message in rule-2 order, two messages of one role in a row be
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from agent_cli.context.invariants import is_summary, user_rank
@@ -25,10 +25,12 @@ from agent_cli.core.persisted import (  # noqa: F401 - re-exported: the T0 vocab
     persisted_text,
     preview,
 )
+from agent_cli.core.tags import element, escape_tags, has_program_tag
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 USER_CONTEXT_TAG = "user-context"
 ENV_TAG = "env"
+HOOK_FEEDBACK_TAG = "post-tool-use-hook"
 
 
 def offload_results(
@@ -38,10 +40,13 @@ def offload_results(
     *,
     index: int = 0,
     paste_ref: Callable[[], str] | None = None,
+    raw: Mapping[str, str] | None = None,
 ) -> tuple[Message, Compaction | None]:
     """T0 for one user message at view `index`: (the message as it stays in the view, the compaction).
 
-    A block whose original cannot be written (disk full, say) stays whole: nothing is ever lost."""
+    `raw` holds the original text of results `neutral_results` escaped (by tool_use id): the store
+    keeps those bytes, the preview is escaped again. A block whose original cannot be written (disk
+    full, say) stays whole: nothing is ever lost."""
     if message.role != "user":
         return message, None
     blocks = list(message.blocks)
@@ -52,14 +57,17 @@ def offload_results(
 
     def offload(j: int, ref: str) -> None:
         block = blocks[j]
+        original = (
+            (raw or {}).get(block.tool_use_id, block.text) if block.type == "tool_result" else block.text
+        )
         try:
-            path = store.put(validate_ref(ref), block.text)
+            path = store.put(validate_ref(ref), original)
         except OSError:
             kept_whole.add(j)
             return
-        originals[ref] = block.text
+        originals[ref] = original
         refs.append(ref)
-        text = persisted_text(ref, block.text, str(path) if path else None, config.preview_chars)
+        text = persisted_text(ref, original, str(path) if path else None, config.preview_chars)
         blocks[j] = replace(block, text=text, meta=replace(block.meta, ref=ref))
 
     candidates = [
@@ -144,10 +152,58 @@ def merge_same_role(previous: Message, message: Message) -> Message:
 
 
 def wrap(tag: str, text: str) -> str:
-    """`text` inside `<tag>` ... `</tag>` (unless it already opens with that tag)."""
-    if text.lstrip().startswith(f"<{tag}"):
+    """`text` inside `<tag>` ... `</tag>`, escaped (core/tags.py) so it can neither close that element
+    nor open another of ours. Text that is already exactly one such element, with nothing of ours
+    inside, is kept as it is."""
+    if _one_element(tag, text.strip()):
         return text
-    return f"<{tag}>\n{text.strip()}\n</{tag}>"
+    return element(tag, text.strip())
+
+
+def _one_element(tag: str, text: str) -> bool:
+    if not (text.startswith((f"<{tag}>", f"<{tag} ")) and text.endswith(f"</{tag}>")):
+        return False
+    inner = text[text.index(">") + 1 : -len(f"</{tag}>")]
+    return not has_program_tag(inner)
+
+
+def neutral_results(message: Message) -> Message:
+    """`message` with what its tool results carry from outside (files, commands, MCP servers)
+    escaped so that it cannot forge one of our tags (core/tags.py). What the program itself put in a
+    result stays as it is: the frame of a `<persisted-output>` element whose ref the block carries
+    (its preview was escaped when it was made) and a PostToolUse hook's `<post-tool-use-hook>` part
+    (escaped when it was wrapped). Idempotent: a message escaped once is returned unchanged."""
+    if message.role != "user":
+        return message
+    blocks = list(message.blocks)
+    changed = False
+    for i, block in enumerate(blocks):
+        if block.type == "tool_result" and has_program_tag(block.text):
+            text = _neutral_result_text(block)
+            if text != block.text:
+                blocks[i] = replace(block, text=text)
+                changed = True
+    return replace(message, blocks=tuple(blocks)) if changed else message
+
+
+def _neutral_result_text(block: Block) -> str:
+    text, ours = block.text, ""
+    if block.meta.tag == HOOK_FEEDBACK_TAG:
+        cut = text.rfind(f"\n\n<{HOOK_FEEDBACK_TAG}>\n")
+        if cut >= 0:
+            text, ours = text[:cut], text[cut:]
+    opening = f'<{PERSISTED_TAG} ref="{block.meta.ref}"'
+    end = text.find(f"</{PERSISTED_TAG}>") if block.meta.ref and text.startswith(opening) else -1
+    if end >= 0:
+        end += len(f"</{PERSISTED_TAG}>")
+        return text[:end] + escape_tags(text[end:]) + ours
+    return escape_tags(text) + ours
+
+
+def hook_feedback(output: str, feedback: str) -> str:
+    """A tool's output with a PostToolUse hook's feedback after it, as the model reads it (the
+    result block is then tagged HOOK_FEEDBACK_TAG, so `neutral_results` knows that part is ours)."""
+    return f"{output}\n\n{element(HOOK_FEEDBACK_TAG, feedback.strip())}"
 
 
 def context_blocks(user_context: str, environment: str, now: float) -> list[Block]:

@@ -9,6 +9,7 @@ from agent_cli.context.ledger import Ledger
 from agent_cli.context.model import ContextConfig
 from agent_cli.context.tiers.markers import TAG_REATTACH
 from agent_cli.context.tokens import TokenCounter
+from agent_cli.core.tags import attr, element
 from agent_cli.core.types import Block, BlockMeta, Trust
 
 
@@ -25,7 +26,7 @@ def reattachments(
     meta = BlockMeta(Trust.TOOL, "reminder", now, pinned=True, tag=TAG_REATTACH)
     if ledger.todos:
         items = "\n".join(ledger.todo_lines())
-        blocks.append(Block.text_block(f"<todo-list>\n{items}\n</todo-list>", meta))
+        blocks.append(Block.text_block(element("todo-list", items), meta))
     if file_reader is None:
         return blocks
     for path in reversed(ledger.touched[-config.reattach_files :]):
@@ -34,10 +35,8 @@ def reattachments(
             continue
         tokens = counter.text(text)
         if tokens > config.reattach_file_tokens:
-            body = (
-                f'<file path="{path}" tokens="{tokens}">(too large to re-attach: read_file it again)</file>'
-            )
+            body = f'<file path="{attr(path)}" tokens="{tokens}">(too large to re-attach: read_file it again)</file>'
         else:
-            body = f'<file path="{path}" note="as it is now, re-attached after compaction">\n{text}\n</file>'
+            body = element("file", text, path=path, note="as it is now, re-attached after compaction")
         blocks.append(Block.text_block(body, meta))
     return blocks

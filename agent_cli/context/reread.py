@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from agent_cli.context.tiers.selection import is_compacted_result
+from agent_cli.core.tags import escape_tags
 from agent_cli.core.types import Message
 
 READ_TOOLS = frozenset({"read_file", "Read"})
@@ -24,7 +25,7 @@ def digest(text: str) -> str:
 def visible_read(view: Sequence[Message], same_path: Callable[[str], bool], output: str) -> str | None:
     """The tool_use id of the latest visible read of a path `same_path` accepts whose output is
     `output`, byte for byte; None when there is none (never read, cleared, or changed since)."""
-    wanted = digest(output)
+    wanted = digest(escape_tags(output))  # the view holds results as the model reads them
     uses = {b.id: b for m in view if m.role == "assistant" for b in m.tool_uses()}
     for message in reversed(view):
         if message.role != "user":

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from agent_cli.core.tags import attr, escape_tags
+
 PERSISTED_TAG = "persisted-output"
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 RECALL_LINE = (
@@ -56,12 +58,13 @@ def preview(text: str, limit: int) -> str:
 
 
 def persisted_element(ref: str, body: str, *, chars: int, lines: int, path: str | None = None) -> str:
-    """The element for an original of `chars`/`lines` kept under `ref` (at `path`), showing `body`."""
-    where = f' path="{_attr(path)}"' if path else ""
+    """The element for an original of `chars`/`lines` kept under `ref` (at `path`), showing `body`
+    (a preview of the original, escaped: it cannot close this element or open another of ours)."""
+    where = f' path="{attr(path)}"' if path else ""
     notice = RECALL_LINE.format(chars=chars, lines=lines, ref=ref)
     return (
-        f'<{PERSISTED_TAG} ref="{ref}"{where} chars="{chars}" lines="{lines}">\n{body.rstrip(chr(10))}\n'
-        f"</{PERSISTED_TAG}>\n{notice}"
+        f'<{PERSISTED_TAG} ref="{ref}"{where} chars="{chars}" lines="{lines}">\n'
+        f"{escape_tags(body.rstrip(chr(10)))}\n</{PERSISTED_TAG}>\n{notice}"
     )
 
 
@@ -70,10 +73,6 @@ def persisted_text(ref: str, text: str, path: str | None, preview_chars: int) ->
     return persisted_element(
         ref, preview(text, preview_chars), chars=len(text), lines=count_lines(text), path=path
     )
-
-
-def _attr(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
 # -- refs --------------------------------------------------------------------------------------------

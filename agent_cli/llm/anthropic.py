@@ -4,8 +4,9 @@
 - Retries are ours (llm/retry.py, shared with the OpenAI provider; the SDK gets `max_retries=0`):
   429, 529 / `overloaded_error` (also an SSE `error` event that arrives before any content),
   500/502/503/504 and connection errors, with exponential backoff + jitter (capped at `backoff_max`)
-  or the server's `retry-after-ms` / `retry-after` (capped at 60 s). A `StreamRetry` is yielded
-  before each wait. An error after content was streamed is never retried silently: it is raised.
+  or the server's `retry-after-ms` / `retry-after` (capped at 60 s), and a stream that gives nothing
+  for `idle_timeout` seconds. A `StreamRetry` is yielded before each wait. An error after content
+  was streamed is never retried silently: it is raised.
 - Every failure leaves as a classified `ProviderError` (anthropic_errors.py).
 """
 
@@ -37,7 +38,7 @@ from agent_cli.llm.base import (
     StreamUsage,
     collect,
 )
-from agent_cli.llm.retry import Backoff, stream_with_retries
+from agent_cli.llm.retry import STALL_TIMEOUT, Backoff, stream_with_retries
 
 _CONTENT_EVENTS = (StreamText, StreamThinking, StreamToolStart, StreamToolInput)
 
@@ -58,6 +59,7 @@ class AnthropicProvider:
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
         auth_token: str | None = None,
+        idle_timeout: float | None = STALL_TIMEOUT,
     ) -> None:
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         # a bearer token (ANTHROPIC_AUTH_TOKEN, used by gateways) stands in for a key when there is none
@@ -69,6 +71,7 @@ class AnthropicProvider:
             max(0, max_retries), backoff_base, backoff_max, sleep, rng or random.Random()
         )  # one retry policy for every provider (llm/retry.py)
         self.timeout = timeout
+        self.idle_timeout = idle_timeout  # a stream that gives nothing this long is retried (llm/retry.py)
         self._clock = clock
         self._client: Any = None
         self._lock = threading.Lock()
@@ -129,7 +132,7 @@ class AnthropicProvider:
             attempts.append(_Attempt(self._attempt, client, body, _Turn(self._clock)))
             return attempts[-1]
 
-        async for event in stream_with_retries(new_attempt, self.backoff):
+        async for event in stream_with_retries(new_attempt, self.backoff, idle_timeout=self.idle_timeout):
             yield event
         turn = attempts[-1].turn
         yield StreamDone(turn.message(), turn.usage, turn.stop_reason)

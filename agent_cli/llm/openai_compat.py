@@ -7,7 +7,8 @@ cache_control kept when the registry says the model is a Claude model, i.e. the 
 such as LiteLLM in front of the Messages API). The stream (with `stream_options.include_usage`) is
 translated back into our stream events and one StreamDone; several tool calls interleaved by `index`
 come out as separate tool_use blocks.
-Retries are ours (llm/retry.py; the SDK gets `max_retries=0`), errors are classified in
+Retries are ours (llm/retry.py; the SDK gets `max_retries=0`; a stream that gives nothing for
+`idle_timeout` seconds is retried too), errors are classified in
 openai_errors.py (context-length errors become ContextOverflowError, so T5 runs).
 """
 
@@ -37,7 +38,7 @@ from agent_cli.llm.base import (
 )
 from agent_cli.llm.openai_errors import KEY_HINT, classify_openai_error
 from agent_cli.llm.openai_request import to_chat_params
-from agent_cli.llm.retry import Backoff, stream_with_retries
+from agent_cli.llm.retry import STALL_TIMEOUT, Backoff, stream_with_retries
 
 MISSING_SDK = "the openai provider needs the `openai` package: pip install openai"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -71,6 +72,7 @@ class OpenAICompatProvider:
         clock: Callable[[], float] = time.time,
         env: dict[str, str] | None = None,
         registry: models.ModelRegistry | None = None,
+        idle_timeout: float | None = STALL_TIMEOUT,
     ) -> None:
         settings = settings or OpenAISettings()
         env = dict(os.environ) if env is None else env
@@ -79,6 +81,7 @@ class OpenAICompatProvider:
         self.base_url = settings.base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.backoff = backoff or Backoff()
         self.timeout = timeout
+        self.idle_timeout = idle_timeout  # a stream that gives nothing this long is retried (llm/retry.py)
         self.window = window
         self.registry = registry or models.builtin_registry()
         self._clock = clock
@@ -134,7 +137,7 @@ class OpenAICompatProvider:
             final[:] = [turn]
             return _Attempt(self._client, params, turn)
 
-        async for event in stream_with_retries(new_attempt, self.backoff):
+        async for event in stream_with_retries(new_attempt, self.backoff, idle_timeout=self.idle_timeout):
             yield event
         turn = final[0]
         yield StreamDone(turn.message(), turn.usage, turn.stop_reason or "end_turn")

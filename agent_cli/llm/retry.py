@@ -4,6 +4,10 @@
 any content was streamed is tried again after a `StreamRetry` and a wait (the server's retry-after,
 capped, or exponential backoff with jitter); one that fails after content, or with an error that is
 not retryable, or past `max_retries`, is raised with a message saying so (anthropic_errors.final_error).
+
+A stream that gives nothing for `idle_timeout` seconds (no answer, or an answer that stopped; 90 s
+unless the person configured `stream_idle_timeout`) is abandoned as `StreamStalled`, a network error:
+retried like one, its `StreamRetry` saying "no data from the API for 90 s".
 """
 
 from __future__ import annotations
@@ -20,6 +24,18 @@ from agent_cli.llm.base import StreamEvent, StreamRetry
 from agent_cli.llm.provider_errors import final_error, retry_reason, should_retry
 
 RETRY_AFTER_CAP = 60.0  # the longest server-requested wait we honour
+STALL_TIMEOUT = 90.0  # seconds a stream may give nothing before it is abandoned (0 or None: never)
+
+
+class StreamStalled(ProviderError):
+    """The stream gave nothing for `idle_timeout` seconds."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            "network",
+            f"no data from the API for {seconds:g} s",
+            hint="the API or the connection stalled; send the message again",
+        )
 
 
 @dataclass
@@ -47,7 +63,7 @@ class Attempt(Protocol):
 
 
 async def stream_with_retries(
-    new_attempt: Callable[[], Attempt], backoff: Backoff
+    new_attempt: Callable[[], Attempt], backoff: Backoff, *, idle_timeout: float | None = None
 ) -> AsyncIterator[StreamEvent]:
     """Yield the events of the first attempt that succeeds, with a StreamRetry before each wait."""
     tries = 0
@@ -55,7 +71,7 @@ async def stream_with_retries(
         attempt = new_attempt()
         try:
             async with aclosing(attempt.events()) as events:
-                async for event in events:
+                async for event in _watched(events, idle_timeout):
                     yield event
             return
         except ProviderError as err:
@@ -66,5 +82,24 @@ async def stream_with_retries(
                 raise final from err
             tries += 1
             delay = backoff.delay(tries, err.retry_after)
-            yield StreamRetry(tries, delay, retry_reason(err))
+            reason = err.message if isinstance(err, StreamStalled) else retry_reason(err)
+            yield StreamRetry(tries, delay, reason)
             await backoff.sleep(delay)
+
+
+async def _watched(events: AsyncIterator[StreamEvent], idle: float | None) -> AsyncIterator[StreamEvent]:
+    """`events`, raising StreamStalled when the next one takes longer than `idle` seconds (the time
+    the consumer spends between two events does not count)."""
+    if not idle or idle <= 0:
+        async for event in events:
+            yield event
+        return
+    while True:
+        try:
+            async with asyncio.timeout(idle):
+                event = await anext(events)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise StreamStalled(idle) from None
+        yield event

@@ -53,8 +53,9 @@ class SessionLock:
             pid = _read_pid(fd)
             os.close(fd)
             raise SessionLocked(self.session_id, pid) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # the pid is a courtesy (disk full: the lock still holds)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd = fd
 
     def release(self) -> None:

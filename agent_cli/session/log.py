@@ -22,7 +22,7 @@ from agent_cli.core.errors import SessionError
 from agent_cli.core.files import open_private, private_dir
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
-from agent_cli.session.recovery import set_aside_torn_tail
+from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
 
 EVENTS = "events.jsonl"
 
@@ -67,7 +67,9 @@ class EventLog:
 
     A new session's log is deferred: events wait in memory until the first prompt (a `user` event)
     creates the directory and takes the session's lock, so a session nobody used leaves nothing on
-    disk. A write that failed (disk full) leaves no fragment for the next event to be glued onto."""
+    disk. A write that fails (disk full) raises SessionError with one line that says so and names
+    the file (kept in `failure`), and is cut back off the file: nothing half-written is left for
+    the next run, or the next event, to trip over."""
 
     def __init__(self, session_dir: Path, lock: SessionLock | None = None, *, deferred: bool = False):
         self.dir = session_dir
@@ -78,6 +80,7 @@ class EventLog:
         self._fh: BinaryIO | None = None
         self._closed = False
         self._opened = False
+        self.failure: SessionError | None = None  # the first write that failed, for a front end to say
         if not deferred:
             self._open()
 
@@ -87,9 +90,9 @@ class EventLog:
         return self._opened
 
     def _open(self) -> None:
-        if self.lock is not None:
-            self.lock.acquire()
         try:
+            if self.lock is not None:
+                self.lock.acquire()
             private_dir(self.dir)
             torn = set_aside_torn_tail(self.path)
             if torn:
@@ -97,22 +100,35 @@ class EventLog:
             self._fh = os.fdopen(open_private(self.path, os.O_WRONLY | os.O_APPEND), "ab")  # 0600
             self._opened = True
         except OSError as exc:
-            raise SessionError(f"cannot write the session log {self.path}: {exc}") from exc
+            if self.lock is not None:
+                self.lock.release()  # nobody writes it: another process may
+            raise self._failed(exc) from exc
         held, self._held = self._held, []
         for line in held:
             self._write(line)
 
     def _write(self, line: bytes) -> None:
         assert self._fh is not None
+        size = None
         try:
+            size = os.fstat(self._fh.fileno()).st_size
             self._fh.write(line)
             self._fh.flush()
             os.fsync(self._fh.fileno())
-        except OSError:
+        except OSError as exc:
             with contextlib.suppress(OSError):
                 self._fh.close()
-            self._fh = None  # the next append sets aside whatever part of this line was written
-            raise
+            self._fh = None  # the next append opens it again (and sets aside a fragment left behind)
+            if size is not None:
+                with contextlib.suppress(OSError):
+                    os.truncate(self.path, size)  # what part of the line was written goes: it frees room
+            raise self._failed(exc) from exc
+
+    def _failed(self, exc: OSError) -> SessionError:
+        error = SessionError(f"cannot write the session log: {exc.strerror or exc} ({self.path})")
+        error.hint = "free some space (or fix the permissions), then agent --continue goes on"
+        self.failure = self.failure or error
+        return error
 
     def append(self, type_: str, **fields: Any) -> dict[str, Any]:
         event = {"type": type_, "ts": time.time(), **fields}
@@ -165,27 +181,38 @@ class LoadedLog:
 
 
 def read_events(path: Path) -> LoadedLog:
-    """Read a log; a torn last line (crash mid-write) or a corrupt line is skipped with a warning."""
+    """Read a log; a torn last line (crash mid-write) or a corrupt line anywhere — not JSON, not an
+    event, or a message or compaction that does not parse — is skipped with a one-line warning that
+    names it. What a lost message leaves unpaired is mended when the log is replayed (`replay_into`)."""
     out = LoadedLog()
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise SessionError(f"cannot read session log {path}: {exc}") from exc
+        raise SessionError(f"cannot read session log {path}: {exc.strerror or exc}") from exc
     lines = raw.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             event = json.loads(line.decode("utf-8"))
-            if not isinstance(event, dict) or "type" not in event:
-                raise ValueError("not an event object")
-        except (ValueError, UnicodeDecodeError) as exc:
+            _check_event(event)
+        except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
             what = "torn last line (an interrupted write)" if last else f"corrupt line {number}"
             out.warnings.append(f"{path.name}: skipped {what}: {str(exc)[:80]}")
             continue
         out.events.append(event)
     return out
+
+
+def _check_event(event: Any) -> None:
+    """Raise unless `event` is an event whose message or compaction (if any) can be read back."""
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        raise ValueError("not an event object")
+    if event["type"] in MESSAGE_EVENTS and "message" in event:
+        Message.from_json(event["message"])
+    elif event["type"] == "compaction":
+        Compaction.from_json(event["compaction"])
 
 
 class ViewSink(Protocol):
@@ -196,17 +223,22 @@ class ViewSink(Protocol):
     def apply(self, compaction: Compaction) -> None: ...
 
 
-MESSAGE_EVENTS = ("user", "assistant", "tool_results")
-
-
-def replay_into(events: list[dict[str, Any]], sink: ViewSink) -> None:
-    """Rebuild the LLM view: every message appended as logged, every compaction applied in order."""
+def replay_into(events: list[dict[str, Any]], sink: ViewSink) -> list[str]:
+    """Rebuild the LLM view: every message appended as logged, every compaction applied in order.
+    Messages a lost line left unpaired get their stand-ins first (recovery.mend); returns what
+    was mended, to tell the person."""
+    events, added = mend(events)
     for event in events:
         kind = event.get("type")
-        if kind in MESSAGE_EVENTS:
+        if kind in MESSAGE_EVENTS and "message" in event:
             sink.append(Message.from_json(event["message"]), ingest=False)
         elif kind == "compaction":
             sink.apply(Compaction.from_json(event["compaction"]))
+    if not added:
+        return []
+    return [
+        f'{EVENTS}: {added} message(s) lost with unreadable lines were replaced by stand-ins ("result lost")'
+    ]
 
 
 def compaction_history(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -4,6 +4,11 @@
   starts on a fresh line instead of being glued onto the fragment (and lost with it);
 - a tool_use left without a result (the process died while the tool ran) gets an "interrupted"
   result, logged, so the model is told and the API never sees an orphan;
+- a line lost anywhere else (corrupt, skipped by `read_events`) leaves the messages around it
+  unpaired: `mend` puts a stand-in where the lost message was — a "result lost" tool_result for a
+  tool_use whose results were on it, a reply (holding the tool_use a result answers, if any) between
+  two user messages, a note for a lost prompt — so the view stays API-valid and keeps the message
+  count the log's compactions count on;
 - `fork` copies a conversation into a new session directory (`--fork-session`).
 """
 
@@ -13,6 +18,7 @@ import json
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +29,10 @@ TORN_SUFFIX = ".torn"
 EVENTS_NAME = "events.jsonl"
 NOT_COPIED = ("lock", "running")  # the source's writer and its running commands stay its own
 INTERRUPTED_BY_EXIT = "interrupted: the process ended before this tool finished"
+RESULT_LOST = "result lost: the session log line that held this tool's result could not be read"
+MESSAGE_LOST = "(a message was lost here: its line in the session log could not be read)"
+MESSAGE_EVENTS = ("user", "assistant", "tool_results")
+LOG_GAP_TAG = "log-gap"
 
 
 def set_aside_torn_tail(path: Path) -> str | None:
@@ -100,6 +110,83 @@ def orphan_results(view: list[Message], turn: int) -> Message | None:
         ),
         turn,
     )
+
+
+def mend(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The message events with a stand-in wherever a lost line left them unpaired (see the module's
+    docstring); (events, how many stand-ins). A last tool_use left open is not touched here: that is
+    a process that died while its tool ran (`orphan_results`)."""
+    out: list[dict[str, Any]] = []
+    open_uses: dict[str, str] = {}  # the tool_uses of the last assistant message still unanswered
+    last_role = ""
+    added = 0
+
+    def stand_in(message: Message) -> None:
+        nonlocal added
+        kind = "assistant" if message.role == "assistant" else "tool_results"
+        out.append({"type": kind, "message": message.to_json(), "recovered": True, "lost": True})
+        added += 1
+
+    for event in events:
+        kind = event.get("type")
+        if kind == "compaction" and (event.get("compaction") or {}).get("tier") == "clear":
+            open_uses, last_role = {}, ""
+        elif kind == "compaction" and open_uses:  # compactions come after results: those were lost
+            stand_in(_lost_results(open_uses, 0))
+            open_uses, last_role = {}, "user"
+        if kind not in MESSAGE_EVENTS or "message" not in event:
+            out.append(event)
+            continue
+        message = Message.from_json(event["message"])
+        if message.role == "assistant":
+            if open_uses:  # its results were on the lost line
+                stand_in(_lost_results(open_uses, message.turn))
+            elif last_role in ("assistant", ""):  # the prompt before it was (the first message must be one)
+                stand_in(Message("user", (Block.text_block(MESSAGE_LOST, _meta("system")),), message.turn))
+            open_uses = {b.id: b.name for b in message.tool_uses()}
+        else:
+            answered = {b.tool_use_id: b.meta.tool_name for b in message.tool_results()}
+            strays = {i: n for i, n in answered.items() if i not in open_uses}
+            if strays and len(strays) == len(answered):  # the reply they answer was on the lost line
+                if open_uses:
+                    stand_in(_lost_results(open_uses, message.turn))
+                stand_in(_lost_reply(strays, message.turn))
+            else:
+                missing = {i: n for i, n in open_uses.items() if i not in answered}
+                if missing:
+                    stand_in(_lost_results(missing, message.turn))
+                elif last_role == "user":  # the loop never logs two in a row: the reply between was lost
+                    stand_in(_lost_reply({}, message.turn))
+                if strays:  # answers to nothing the view holds: left out
+                    kept = tuple(b for b in message.blocks if b.tool_use_id not in strays)
+                    if not kept:
+                        continue
+                    event = {**event, "message": replace(message, blocks=kept).to_json()}
+            open_uses = {}
+        last_role = message.role
+        out.append(event)
+    return out, added
+
+
+def _meta(source: str, tool: str = "") -> BlockMeta:
+    """What a stand-in carries: no clock (every resume builds the very same one), and a tag on the
+    note for a lost prompt so that nothing takes it for the person's words."""
+    if source == "system":
+        return BlockMeta(Trust.SYSTEM, "system", 0.0, tag=LOG_GAP_TAG)
+    trust = Trust.ASSISTANT if source == "assistant" else Trust.TOOL
+    return BlockMeta(trust, source, 0.0, tool)  # type: ignore[arg-type]
+
+
+def _lost_results(uses: dict[str, str], turn: int) -> Message:
+    blocks = tuple(
+        Block.tool_result(i, RESULT_LOST, is_error=True, meta=_meta("tool", n)) for i, n in uses.items()
+    )
+    return Message("user", blocks, turn)
+
+
+def _lost_reply(results: dict[str, str], turn: int) -> Message:
+    uses = tuple(Block.tool_use(i, n or "unknown", {}, _meta("assistant", n)) for i, n in results.items())
+    return Message("assistant", (Block.text_block(MESSAGE_LOST, _meta("assistant")), *uses), turn)
 
 
 def fork(events: list[dict[str, Any]], source: Path, target: Path, source_id: str, new_id: str) -> None:

@@ -72,6 +72,7 @@ class Config:
     mcp_startup_wait: float = 5.0  # seconds the first turn waits for MCP servers still connecting
     mcp_connect_timeout: float = 30.0  # an MCP server not ready by then has failed
     mcp_call_timeout: float = 120.0  # seconds per MCP tool call
+    stream_idle_timeout: float = 90.0  # a response stream silent this long is retried; 0 = never
     context: ContextConfig = field(default_factory=ContextConfig)
     permissions: PermissionRules = field(default_factory=PermissionRules)  # the user's config
     workspace_permissions: PermissionRules = field(default_factory=PermissionRules)  # .agent/config.toml
@@ -108,6 +109,7 @@ ENV = {
     "AGENT_AUTO_COMPACT": "context.auto_compact",
     "AGENT_TOOL_TRACE": "context.tool_trace",
     "AGENT_CACHE_TTL": "context.cache_ttl",
+    "AGENT_STREAM_IDLE_TIMEOUT": "stream_idle_timeout",
 }
 
 

@@ -25,6 +25,10 @@ from agent_cli.core.events import (
     ContextUpdate,
     Event,
     PermissionRequest,
+    Retrying,
+    TextDelta,
+    ThinkingDelta,
+    ToolStarted,
     TurnFinished,
     UsageUpdate,
 )
@@ -353,6 +357,10 @@ class AgentApp(CommandViews, KeyActions, App[None]):
         else:
             if isinstance(event, TurnFinished):
                 self._finished = event
+            elif isinstance(event, Retrying):  # said where the spinner is, until an answer comes
+                self.activity.retrying(event.reason, event.attempt)
+            elif self.activity.retry_shown and isinstance(event, TextDelta | ThinkingDelta | ToolStarted):
+                self.activity.show(BUSY_HINT, busy=True)
             await self.renderer.handle(event)
 
     @on(events.Click)

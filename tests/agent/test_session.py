@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from agent_cli.core.errors import SessionError
 from agent_cli.session.log import SessionStore, read_events
 
 from .helpers import make_session, run
@@ -101,14 +104,16 @@ def test_a_write_that_failed_half_way_leaves_no_fragment_for_the_next_event(tmp_
         def close(self) -> None:
             real.close()
 
+        def fileno(self) -> int:
+            return real.fileno()
+
     log._fh = DiskFull()  # type: ignore[assignment]
-    try:
+    with pytest.raises(SessionError) as failed:
         log.append("user", prompt="two" * 50)
-    except OSError:
-        pass
+    assert str(failed.value) == f"cannot write the session log: No space left on device ({log.path})"
+    assert log.failure is not None and log.path.read_text().endswith('"one"}\n')  # the half is cut off
     log.append("user", prompt="three")  # the disk has room again
     log.close()
     loaded = read_events(log.path)
     assert loaded.warnings == [] and [e["prompt"] for e in loaded.events] == ["one", "three"]
-    assert (tmp_path / "s" / "events.jsonl.torn").read_text().startswith('{"type":"user"')
-    assert any("cut off" in w for w in log.warnings)
+    assert not (tmp_path / "s" / "events.jsonl.torn").exists() and log.warnings == []

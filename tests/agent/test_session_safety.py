@@ -154,3 +154,75 @@ async def test_a_fork_keeps_the_checkpoints_so_rewind_works_in_the_copy(workspac
     assert "restored" in said and (workspace / "app.py").read_text() == original
     first.close()
     fork.close()
+
+
+async def test_a_lost_results_line_under_a_later_offload_resumes_with_the_real_results(workspace):
+    """The stand-in keeps the message count, so the T0 compaction logged after the lost line still
+    lands on its message: the offloaded results come back and the view checks out (debug=True)."""
+    (workspace / "big.txt").write_text(("x" * 40 + "\n") * 2_000)  # a read of ~56k chars: T0
+    read = {"tool_calls": [{"name": "read_file", "input": {"path": "big.txt"}}]}
+    session = make_session(workspace, [read, {"text": "read it"}])
+    await run(session, "read big.txt")
+    session.close()
+    lines = session.log.path.read_bytes().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "tool_results")
+    lines[number] = b"{{" + lines[number][1:]  # no longer JSON
+    session.log.path.write_bytes(b"".join(lines))
+    resumed = make_session(workspace, [{"text": "still here"}], resume=session.session_id)
+    assert any(f"corrupt line {number + 1}" in w for w in resumed.warnings), resumed.warnings
+    results = [b for m in resumed.engine.messages for b in m.tool_results()]
+    assert len(results) == 1 and results[0].text.startswith("<persisted-output")
+    assert resumed.engine.messages == session.engine.messages
+    events = await run(resumed, "go on")
+    assert events[-1].result == "still here"
+
+
+async def test_a_log_that_starts_with_a_reply_gets_a_stand_in_prompt(workspace):
+    session = make_session(workspace, [{"text": "one"}, {"text": "two"}])
+    await run(session, "first")
+    await run(session, "second")
+    session.close()
+    lines = session.log.path.read_text().splitlines(keepends=True)
+    first_user = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "user")
+    lines[first_user] = "not json\n"
+    session.log.path.write_text("".join(lines))
+    resumed = make_session(workspace, [{"text": "three"}], resume=session.session_id)
+    first = resumed.engine.messages[0]
+    assert first.role == "user" and "a message was lost here" in first.text
+    assert (await run(resumed, "third"))[-1].result == "three"
+
+
+async def test_continue_on_a_full_disk_is_one_clear_error(workspace, monkeypatch):
+    import errno
+
+    from agent_cli.core.errors import SessionError
+    from agent_cli.session import log as log_module
+
+    session = make_session(workspace, [{"text": "one"}])
+    await run(session, "hi")
+    session.close()
+
+    def no_space(path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(log_module, "set_aside_torn_tail", no_space)
+    with pytest.raises(SessionError) as failed:
+        make_session(workspace, [], resume=session.session_id)
+    assert str(failed.value) == f"cannot write the session log: No space left on device ({session.log.path})"
+    assert "--continue" in failed.value.hint
+
+
+async def test_a_lost_plain_reply_between_two_prompts_keeps_its_place(workspace):
+    session = make_session(workspace, [{"text": "one"}, {"text": "two"}])
+    await run(session, "first")
+    await run(session, "second")
+    session.close()
+    lines = session.log.path.read_text().splitlines(keepends=True)
+    reply = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "assistant")
+    lines[reply] = lines[reply][:30] + "\n"
+    session.log.path.write_text("".join(lines))
+    resumed = make_session(workspace, [{"text": "three"}], resume=session.session_id)
+    assert [m.role for m in resumed.engine.messages] == ["user", "assistant", "user", "assistant"]
+    assert "a message was lost here" in resumed.engine.messages[1].text
+    assert resumed.engine.messages[2:] == session.engine.messages[2:]
+    assert (await run(resumed, "third"))[-1].result == "three"

@@ -29,6 +29,7 @@ from agent_cli.context.tiers.splice import (
     span_delta,
     splice,
 )
+from agent_cli.core.tags import element
 from agent_cli.core.types import Block, Message
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ NO_FOCUS = "(none given: cover the whole session evenly)"
 
 
 def summary_block(summary: str, ref: str, now: float = 0.0) -> Block:
-    body = f'<summary ref="{ref}">\n{SUMMARY_PREAMBLE}\n\n{summary.strip()}\n</summary>'
+    body = element(TAG_SUMMARY, f"{SUMMARY_PREAMBLE}\n\n{summary.strip()}", ref=ref)  # escaped
     return compactor_block(body, TAG_SUMMARY, now, ref=ref)
 
 
@@ -99,7 +100,7 @@ class FullCompact:
             blocks += reattached(carried_pinned(middle), ctx)
         else:  # keep the previous model summary; the static one is the ledger, in the ledger's place
             blocks += carried_pinned(middle, frozenset({TAG_SUMMARY}))
-            text = f'<ledger ref="{ref}">\n{summary}\n</ledger>'
+            text = element(TAG_LEDGER, summary, ref=ref)
             blocks.append(compactor_block(text, TAG_LEDGER, ctx.now, ref=ref))
         if lifted is not None:
             blocks += lifted_blocks(lifted)

@@ -23,6 +23,7 @@ from agent_cli.context.tiers.splice import (
     span_delta,
     splice,
 )
+from agent_cli.core.tags import element
 from agent_cli.core.types import Block, Message
 
 MEMORY_PREAMBLE = (
@@ -32,8 +33,7 @@ MEMORY_PREAMBLE = (
 
 
 def memory_block(note: str, now: float = 0.0, ref: str = "") -> Block:
-    attr = f' ref="{ref}"' if ref else ""
-    body = f"<session-memory{attr}>\n{MEMORY_PREAMBLE}\n\n{note.strip()}\n</session-memory>"
+    body = element(TAG_MEMORY, f"{MEMORY_PREAMBLE}\n\n{note.strip()}", ref=ref)  # the note: escaped
     return compactor_block(body, TAG_MEMORY, now, source="memory", ref=ref)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from agent_cli.context.model import SpanReplacement, TierContext, TokenCount
 from agent_cli.context.tiers.markers import ACK_TEXT, TAG_ACK, TAG_LEDGER, TAG_MARKER, TAG_REATTACH
 from agent_cli.context.tiers.selection import is_summary_block, is_valid_tail_start
+from agent_cli.core.tags import element
 from agent_cli.core.types import Block, BlockMeta, Message, Source, Trust
 
 # After T2/T4/T5 the view reads `[head, ack (assistant), bridge (user), tail...]`: the head (first user
@@ -28,8 +29,8 @@ def ledger_block(ledger_text: str, now: float = 0.0) -> Block | None:
     text = ledger_text.strip()
     if not text:
         return None
-    if not text.startswith("<"):
-        text = f"<ledger>\n{text}\n</ledger>"
+    if not text.startswith(f"<{TAG_LEDGER}"):
+        text = element(TAG_LEDGER, text)  # what it quotes (the person's words, errors) is escaped
     return compactor_block(text, TAG_LEDGER, now)
 
 

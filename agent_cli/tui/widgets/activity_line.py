@@ -1,4 +1,5 @@
-"""The line above the prompt that says what is going on: working (Esc interrupts), hints."""
+"""The line above the prompt that says what is going on: working (Esc interrupts), a request being
+retried and why ("no data from the API for 90 s"), hints."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+RETRY_HINT = "{reason} · retrying (attempt {attempt}) · Esc to interrupt"
 
 
 class ActivityLine(Static):
@@ -28,10 +30,17 @@ class ActivityLine(Static):
         super().__init__("", id=id)
         self.text = ""
         self.busy = False
+        self.retry_shown = False
         self._timer: Timer | None = None
+
+    def retrying(self, reason: str, attempt: int) -> None:
+        """A request is being tried again: why, and which try (until `show` says something else)."""
+        self.show(RETRY_HINT.format(reason=reason, attempt=attempt), busy=True)
+        self.retry_shown = True
 
     def show(self, text: str, *, busy: bool = False) -> None:
         """Say `text` ("" hides the line); a spinner turns while `busy` (unless animations are off)."""
+        self.retry_shown = False
         self.text = text
         self.busy = busy and bool(text)
         animate = self.app.animation_level != "none"

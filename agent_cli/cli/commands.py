@@ -138,10 +138,10 @@ def typer_app():
     @app.command()
     def sessions() -> None:
         """List the sessions of this workspace: id, start time, turns, first prompt."""
-        from agent_cli.session.log import SessionStore
+        from agent_cli.cli.compose import session_store
 
         config = _config({})
-        store = SessionStore(config.sessions_root(Path.cwd()))
+        store = session_store(config, Path.cwd())
         print_sessions(store, list(store.list()))
 
     @app.command()
@@ -289,10 +289,10 @@ def _with_flag_rules(config: "Config", allowed: list[str], disallowed: list[str]
 
 
 def _resume_id(config: "Config", workspace: Path, resume: str | None, continue_: bool) -> str | None:
+    from agent_cli.cli.compose import session_store
     from agent_cli.core.errors import SessionError
-    from agent_cli.session.log import SessionStore
 
-    store = SessionStore(config.sessions_root(workspace))
+    store = session_store(config, workspace)
     if continue_:
         latest = store.latest()
         if latest is None:

@@ -22,6 +22,7 @@ from agent_cli.context.engine import ContextEngine
 from agent_cli.extensions.loader import load_extensions
 from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
+from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits
@@ -62,7 +63,7 @@ def compose_session(
     settings = load_all_settings(workspace)
     gathered = gather_rules(config, workspace, setup.trusted, settings)
     permissions = Permissions(config.permission_mode, workspace, gathered.rules)  # type: ignore[arg-type]
-    store = SessionStore(config.sessions_root(workspace))
+    store = session_store(config, workspace)
     store.check_writable()
     sandbox = make_sandbox(config, workspace)
     ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
@@ -87,6 +88,15 @@ def compose_session(
         child_env=config.child_env(),
     )
     return AgentSession(parts, setup)
+
+
+def session_store(config: Config, workspace: Path) -> SessionStore:
+    """The workspace's sessions, sealed with the person's key (session/seal.py): `--continue` and the
+    picker pass by a session a repository shipped."""
+    from agent_cli.settings.trust import user_config_dir
+
+    seal = SessionSeal(user_config_dir() / "session.key")
+    return SessionStore(config.sessions_root(workspace), seal, workspace.resolve())
 
 
 def make_sandbox(config: Config, workspace: Path) -> Sandbox:

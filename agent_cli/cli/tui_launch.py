@@ -20,11 +20,11 @@ STOP_GRACE_SECONDS = 5.0  # after SIGTERM/SIGHUP, how long the TUI may take to c
 def check_openable(config: "Config", workspace: Path, start: Start) -> None:
     """Before the TUI paints: a session another process has open, or sessions that cannot be
     written here, end the run with one line (as `agent -p` does), not a screen with an error."""
+    from agent_cli.cli.compose import session_store
     from agent_cli.core.errors import AgentError
     from agent_cli.session.lock import SessionLocked, holder
-    from agent_cli.session.log import SessionStore
 
-    store = SessionStore(config.sessions_root(workspace))
+    store = session_store(config, workspace)
     try:
         store.check_writable()
         if start.resume_id and not start.fork:

@@ -23,6 +23,7 @@ from agent_cli.core.files import open_private, private_dir
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
+from agent_cli.session.seal import SessionSeal
 
 EVENTS = "events.jsonl"
 
@@ -277,10 +278,28 @@ def first_prompt(events: list[dict[str, Any]]) -> str:
 
 
 class SessionStore:
-    """The sessions of one workspace: `<workspace>/.agent/sessions` unless configured otherwise."""
+    """The sessions of one workspace: `<workspace>/.agent/sessions` unless configured otherwise.
 
-    def __init__(self, root: Path):
+    With a `seal` (session/seal.py), `latest` and `list` — what is chosen or offered to the person —
+    pass by a session this person did not record here (one a repository shipped)."""
+
+    def __init__(self, root: Path, seal: SessionSeal | None = None, workspace: Path | None = None):
         self.root = root
+        self.seal = seal
+        self.workspace = workspace or root
+
+    def seal_of(self, session_id: str) -> dict[str, str]:
+        """The `seal` field of a session we start now (none without a seal)."""
+        return {"seal": self.seal.seal(session_id, self.workspace)} if self.seal is not None else {}
+
+    def sealed(self, session_id: str) -> bool:
+        """Whether this person recorded the session here (always, without a seal to check)."""
+        if self.seal is None:
+            return True
+        start = next(iter(read_events(self.path(session_id) / EVENTS).events), {})
+        return start.get("type") == "session_start" and self.seal.verify(
+            session_id, self.workspace, start.get("seal")
+        )
 
     def path(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -314,7 +333,7 @@ class SessionStore:
         """The newest session that has a turn (one opened and left before its first prompt is not)."""
         for session_id in reversed(self.ids()):
             try:
-                if self.info(session_id).turns:
+                if self.sealed(session_id) and self.info(session_id).turns:
                     return session_id
             except SessionError:
                 continue
@@ -343,6 +362,7 @@ class SessionStore:
     def list(self) -> Iterator[SessionInfo]:
         for session_id in reversed(self.ids()):
             try:
-                yield self.info(session_id)
+                if self.sealed(session_id):
+                    yield self.info(session_id)
             except SessionError:
                 continue

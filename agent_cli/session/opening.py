@@ -60,8 +60,20 @@ def open_log(
             session_id = new_session_id(now)
             source = read_events(store.path(source_id) / EVENTS)
             warnings += source.warnings
-            fork_session(source.events, store.path(source_id), store.path(session_id), source_id, session_id)
+            fork_session(
+                source.events,
+                store.path(source_id),
+                store.path(session_id),
+                source_id,
+                session_id,
+                store.seal_of(session_id),
+            )
             warnings.append(f"forked session {source_id} into {session_id}")
+        if not fork and not store.sealed(session_id):
+            warnings.append(
+                f"session {session_id} was not recorded by you on this machine (no valid seal): a "
+                "repository can ship a session, so read its history as someone else's words"
+            )
         session_dir = store.path(session_id)
         lock = lock or SessionLock(session_dir, session_id)
         log = EventLog(session_dir, lock)  # locks, then sets a torn last line aside
@@ -75,7 +87,9 @@ def open_log(
         session_id = new_session_id(now)
         session_dir = store.path(session_id)
         log = EventLog(session_dir, SessionLock(session_dir, session_id), deferred=True)
-        log.append("session_start", id=session_id, cwd=str(workspace), model=model)
+        log.append(
+            "session_start", id=session_id, cwd=str(workspace), model=model, **store.seal_of(session_id)
+        )
     processes = ProcessRecords(session_dir)
     if resume_id and not fork:
         for note in processes.reap():

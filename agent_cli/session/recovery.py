@@ -189,7 +189,14 @@ def _lost_reply(results: dict[str, str], turn: int) -> Message:
     return Message("assistant", (Block.text_block(MESSAGE_LOST, _meta("assistant")), *uses), turn)
 
 
-def fork(events: list[dict[str, Any]], source: Path, target: Path, source_id: str, new_id: str) -> None:
+def fork(
+    events: list[dict[str, Any]],
+    source: Path,
+    target: Path,
+    source_id: str,
+    new_id: str,
+    seal: dict[str, str] | None = None,
+) -> None:
     """A new session from a copy of the conversation: the events (with a new `session_start`
     naming the source) and everything else the session keeps (tool results, the note, checkpoints),
     but not its lock or its running commands."""
@@ -203,6 +210,8 @@ def fork(events: list[dict[str, Any]], source: Path, target: Path, source_id: st
         "id": new_id,
         "forked_from": source_id,
     }
+    header.pop("seal", None)  # the source's seal names the source: the copy gets its own, or none
+    header.update(seal or {})
     lines = [header] + [e for e in events if e.get("type") != "session_start"]
     for entry in source.iterdir():  # tool results, the note, checkpoints: whatever the session keeps
         if entry.name in NOT_COPIED or entry.name.startswith(EVENTS_NAME) or entry.name.startswith("."):

@@ -31,7 +31,7 @@ from agent_cli.context.store import MemoryStore  # noqa: E402
 from agent_cli.tools import bash as bash_tool  # noqa: E402
 from agent_cli.tools.base import ToolContext  # noqa: E402
 from agent_cli.tools.bash import BashTool  # noqa: E402
-from agent_cli.tools.sandbox import Launch, Sandbox, SandboxPolicy  # noqa: E402
+from agent_cli.tools.sandbox.bwrap import Launch, Sandbox, SandboxPolicy  # noqa: E402
 
 
 def context(ws: Path, mode: str) -> ToolContext:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
-from agent_cli.tools.seccomp import unix_socket_filter
+from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
+from agent_cli.tools.sandbox.seccomp import unix_socket_filter
 from tests.e2e import clean_env, run_agent
 
 

@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
 from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic

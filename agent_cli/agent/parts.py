@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 if TYPE_CHECKING:
     from agent_cli.agent.loop import Loop
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from agent_cli.tools.base import OutputLimits, ToolContext
     from agent_cli.tools.permissions import Permissions
     from agent_cli.tools.registry import ToolRegistry
-    from agent_cli.tools.sandbox import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Sandbox
 
 
 @dataclass(frozen=True)
@@ -107,4 +107,6 @@ class SessionParts:
     clock: Callable[[], float] = field(default=lambda: 0.0)
     rule_warnings: list[str] = field(default_factory=list)  # said first, and kept for /permissions
     warnings: list[str] = field(default_factory=list)  # told once, after what opening the log found
-    child_env: ChildEnv = field(default_factory=ChildEnv)  # the environment bash gets (tools/child_env.py)
+    child_env: ChildEnv = field(
+        default_factory=ChildEnv
+    )  # the environment bash gets (tools/sandbox/child_env.py)

@@ -27,7 +27,7 @@ from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.preview import permission_preview
 from agent_cli.tools.registry import ToolRegistry, run_call
-from agent_cli.tools.sandbox import permission_note
+from agent_cli.tools.sandbox.bwrap import permission_note
 
 if TYPE_CHECKING:
     from agent_cli.session.log import EventLog

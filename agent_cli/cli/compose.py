@@ -28,7 +28,7 @@ from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
-from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
 
 if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory

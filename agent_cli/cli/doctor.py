@@ -18,12 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_cli.tools.protected import layout
-from agent_cli.tools.seccomp import filter_fd, unix_socket_filter
+from agent_cli.tools.sandbox.protected import layout
+from agent_cli.tools.sandbox.seccomp import filter_fd, unix_socket_filter
 
 if TYPE_CHECKING:
     from agent_cli.settings.config import Config
-    from agent_cli.tools.sandbox import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Sandbox
 
 OK, NO = "  ok  ", "  NO  "
 CHECK_TIMEOUT = 30.0
@@ -69,7 +69,7 @@ def doctor(config: Config, workspace: Path) -> list[str]:
 
 
 def _checked(sandbox: Sandbox) -> list[str]:
-    from agent_cli.tools.sandbox import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Sandbox
 
     filtered = unix_socket_filter()
     with _scratch() as (scratch, outside, port, sock):

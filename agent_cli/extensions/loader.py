@@ -19,8 +19,8 @@ from agent_cli.extensions.hooks.spec import HookGroup
 from agent_cli.settings.config import Config
 from agent_cli.settings.files import SettingsFile, claude_user_dir, load_settings, trusted_files
 from agent_cli.settings.trust import user_config_dir
-from agent_cli.tools.child_env import ChildEnv
 from agent_cli.tools.rules import SourcedRule, parse_rules
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 
 @dataclass(frozen=True)

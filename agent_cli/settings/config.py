@@ -17,9 +17,9 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL, check_table
 from agent_cli.llm.openai_compat import OpenAISettings
 from agent_cli.settings.layers import read_layer
-from agent_cli.tools.child_env import AGENT_CREDENTIALS, ChildEnv
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
-from agent_cli.tools.sandbox import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
+from agent_cli.tools.sandbox.bwrap import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
+from agent_cli.tools.sandbox.child_env import AGENT_CREDENTIALS, ChildEnv
 
 PROVIDERS = ("anthropic", "scripted", "openai")
 
@@ -41,7 +41,7 @@ class SandboxConfig:
     network: bool = False
     writable: tuple[str, ...] = ()  # extra writable paths besides the workspace and a private /tmp
     bwrap: str = "bwrap"  # the bubblewrap program: a name looked up on PATH, or a path
-    # variables bash, hooks and MCP servers get although they look like secrets (tools/child_env.py)
+    # variables bash, hooks and MCP servers get although they look like secrets (tools/sandbox/child_env.py)
     env_passthrough: tuple[str, ...] = ()
     allow_unix_sockets: bool = False  # let commands open unix sockets (a seccomp filter refuses them)
 

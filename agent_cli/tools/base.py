@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 if TYPE_CHECKING:
-    from agent_cli.tools.sandbox import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Sandbox
 
 
 @dataclass(frozen=True)

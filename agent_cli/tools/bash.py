@@ -17,8 +17,8 @@ from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.binary_output import RawOutput
 from agent_cli.tools.capture import OutputCapture
 from agent_cli.tools.fs import reports_tool_errors, str_arg
-from agent_cli.tools.sandbox import ESCAPE_PARAM, Launch, wants_escape
-from agent_cli.tools.seccomp import filter_fd
+from agent_cli.tools.sandbox.bwrap import ESCAPE_PARAM, Launch, wants_escape
+from agent_cli.tools.sandbox.seccomp import filter_fd
 
 DEFAULT_TIMEOUT = 120.0
 MAX_TIMEOUT = 600.0

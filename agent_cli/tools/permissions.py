@@ -24,7 +24,6 @@ from typing import Any, Literal, get_args
 
 from agent_cli.tools.base import Tool
 from agent_cli.tools.fs import display_path, is_inside, resolve_path
-from agent_cli.tools.protected import is_protected
 from agent_cli.tools.rules import (
     READ_FAMILY,
     WRITE_FAMILY,
@@ -35,7 +34,8 @@ from agent_cli.tools.rules import (
     command_rule,
     path_rule,
 )
-from agent_cli.tools.sandbox import wants_escape
+from agent_cli.tools.sandbox.bwrap import wants_escape
+from agent_cli.tools.sandbox.protected import is_protected
 from agent_cli.tools.shell import ShellLine, SimpleCommand, parse_shell
 
 PermissionMode = Literal["ask", "auto-edit", "plan", "yolo"]
@@ -304,7 +304,7 @@ def protected_write(
     permissions: Permissions, tool: Tool, paths: list[Path], line: ShellLine | None
 ) -> Decision | None:
     """An ask, in every mode (yolo too; headless: a denial with this reason), when a write_file/edit_file
-    or a bash redirect writes a protected path (tools/protected.py: git's config and hooks, .agent,
+    or a bash redirect writes a protected path (tools/sandbox/protected.py: git's config and hooks, .agent,
     .claude, .mcp.json, .vscode, shell start-up files …), symlinks resolved. An allow rule that names
     the protected path itself (`Edit(.git/hooks/**)`, not `Edit` or `Edit(**)`) is the person's yes."""
     name = canonical_tool(tool.name)

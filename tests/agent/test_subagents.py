@@ -203,7 +203,7 @@ async def test_a_child_that_runs_out_of_turns_is_an_error_result_not_a_hang(tmp_
 
 async def test_a_childs_bash_is_sandboxed_like_the_parents(tmp_path):
     """yolo has no way out for a child either: it gets the parent's sandbox, not an unconfined shell."""
-    from agent_cli.tools.sandbox import Sandbox, SandboxPolicy
+    from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
 
     status = Sandbox(SandboxPolicy(), tmp_path).status()
     if not status.available:

@@ -1,4 +1,4 @@
-"""What bash, hooks and MCP servers see of the environment (tools/child_env.py): the person's
+"""What bash, hooks and MCP servers see of the environment (tools/sandbox/child_env.py): the person's
 environment without the agent's keys and secret-looking names, unless passed through on purpose."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.bash import BashTool
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 PERSON = {
     "PATH": "/usr/bin:/bin",

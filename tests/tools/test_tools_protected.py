@@ -12,7 +12,7 @@ import pytest
 from agent_cli.tools.bash import BashTool
 from agent_cli.tools.edit import EditTool
 from agent_cli.tools.permissions import Permissions
-from agent_cli.tools.protected import WORKSPACE_ENTRIES, is_protected, layout, set_aside
+from agent_cli.tools.sandbox.protected import WORKSPACE_ENTRIES, is_protected, layout, set_aside
 from agent_cli.tools.write import WriteTool
 
 HOME = Path("/home/someone")

@@ -23,8 +23,8 @@ from agent_cli.context.store import MemoryStore
 from agent_cli.tools.base import Tool, ToolContext
 from agent_cli.tools.bash import BashTool
 from agent_cli.tools.permissions import Permissions
-from agent_cli.tools.sandbox import ESCAPE_PARAM, Sandbox, SandboxPolicy, permission_note
-from agent_cli.tools.seccomp import unix_socket_filter
+from agent_cli.tools.sandbox.bwrap import ESCAPE_PARAM, Sandbox, SandboxPolicy, permission_note
+from agent_cli.tools.sandbox.seccomp import unix_socket_filter
 
 MISSING = "/nonexistent/bin/bwrap"
 

@@ -42,5 +42,5 @@ def build_hooks(
     record: Record,
     env: Mapping[str, str] | None = None,
 ) -> HookRunner:
-    """`env`: what hook commands see of the environment (default: tools/child_env.py's default)."""
+    """`env`: what hook commands see of the environment (default: tools/sandbox/child_env.py's default)."""
     return CommandHooks(groups, workspace, identity, record, env) if groups else NoHooks()

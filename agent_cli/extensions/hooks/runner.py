@@ -27,7 +27,7 @@ from agent_cli.extensions.hooks.api import (
 from agent_cli.extensions.hooks.process import HookReply, HookRun, interpret, label, run_hook
 from agent_cli.extensions.hooks.spec import HookGroup, claude_name, select
 from agent_cli.tools.base import ToolResult
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Record = Callable[..., None]  # EventLog.append(kind, **fields)
 LOG_CHARS = 2_000

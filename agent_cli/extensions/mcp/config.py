@@ -4,7 +4,7 @@
 `[mcp_servers.NAME]` tables in config.toml take the same keys. `${VAR}` and `${VAR:-default}` are
 expanded in command, args, env, url and headers, as Claude Code does: from the whole environment in
 the person's own config, but in the workspace's (`.mcp.json`, `.agent/config.toml`) only from what
-a child process may see (tools/child_env.py), so a repository's server cannot name the person's
+a child process may see (tools/sandbox/child_env.py), so a repository's server cannot name the person's
 tokens into its environment or its headers. A bad entry costs only that server (one clear problem
 line); a malformed file costs only that file.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Transport = Literal["stdio", "http", "sse"]
 MCP_JSON = ".mcp.json"

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from agent_cli.extensions.mcp.config import ServerSpec
 from agent_cli.extensions.mcp.tool import McpCallError, ToolInfo
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 State = Literal["connecting", "connected", "failed", "dead"]
 STOP_GRACE = 8.0  # seconds for all servers to shut down before their tasks are cancelled

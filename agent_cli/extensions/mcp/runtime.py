@@ -22,8 +22,8 @@ from agent_cli.extensions.mcp.search import McpSearchTool
 from agent_cli.extensions.mcp.tool import McpTool, ToolInfo, tool_name
 from agent_cli.settings.config import Config, config_paths
 from agent_cli.tools.base import schema
-from agent_cli.tools.child_env import ChildEnv
 from agent_cli.tools.registry import ToolRegistry
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Level = Literal["info", "warning", "error"]
 Report = Callable[[str, Level], None]

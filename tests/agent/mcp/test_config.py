@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from agent_cli.extensions.mcp.config import load_servers
-from agent_cli.tools.child_env import ChildEnv
+from agent_cli.tools.sandbox.child_env import ChildEnv
 
 
 def _write(workspace, data) -> None:

@@ -1,8 +1,8 @@
 """bash's sandbox: bubblewrap (`bwrap`) with the workspace and a private /tmp writable, the rest of the
 filesystem read-only, and no network unless the config says so. It holds as root: a new user namespace
 with every capability dropped (a remount of / fails), no nested user namespaces, the protected paths
-(tools/protected.py) read-only inside the workspace, and a seccomp filter that refuses unix sockets
-(tools/seccomp.py) unless the person allows them. In plan mode the workspace itself is read-only.
+(tools/sandbox/protected.py) read-only inside the workspace, and a seccomp filter that refuses unix sockets
+(tools/sandbox/seccomp.py) unless the person allows them. In plan mode the workspace itself is read-only.
 
 `Sandbox` builds the argv prefix and knows whether bwrap works here (probed once per process).
 `Sandbox.launch` decides, for one command, how it runs — confined, unconfined, or refused — from the
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli.tools.protected import Layout, Watch, layout, set_aside
-from agent_cli.tools.seccomp import unix_socket_filter
+from agent_cli.tools.sandbox.protected import Layout, Watch, layout, set_aside
+from agent_cli.tools.sandbox.seccomp import unix_socket_filter
 
 SANDBOX_MODES = ("auto", "on", "off")  # auto: bubblewrap when it works here; on: required; off: never
 ESCAPE_PARAM = "dangerously_disable_sandbox"

@@ -2,7 +2,7 @@
 executable config and hooks, our own and other agents' and editors' config, shell start-up files.
 
 A tool that writes one needs the person's explicit yes (tools/permissions.py asks, in every mode);
-bash's sandbox keeps them read-only (tools/sandbox.py). Claude Code's sandbox denies the same family
+bash's sandbox keeps them read-only (tools/sandbox/bwrap.py). Claude Code's sandbox denies the same family
 (its mandatory deny list); this is that list and a few more of the same kind.
 
 `is_protected` judges a path a tool would write, symlinks resolved (a write through

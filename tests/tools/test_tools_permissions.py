@@ -88,7 +88,9 @@ def test_session_rule_for_bash_prefix(ws: Path) -> None:
     )
     assert p.allow_always(tool, {"command": "pytest -q tests"}) == ["Bash(pytest:*)"]
     assert decide(p, "bash", command="pytest tests/tools -x") == "allow"
-    assert decide(p, "bash", command="FOO=1 pytest") == "allow"
+    assert decide(p, "bash", command="LANG=C pytest") == "allow"  # a harmless assignment
+    assert decide(p, "bash", command="FOO=1 pytest") == "ask"  # an assignment is part of the command
+    assert decide(p, "bash", command="PYTHONPATH=. pytest") == "ask"
     assert decide(p, "bash", command="pytest && rm -rf /") == "ask"
     assert decide(p, "bash", command="pytest $(rm -rf /)") == "ask"
     assert decide(p, "bash", command="pytester") == "ask"
@@ -136,7 +138,7 @@ def test_unknown_mode_is_refused(ws: Path) -> None:
         ("echo $(whoami)", ["echo", "whoami"]),
         ("echo `whoami`", ["echo", "whoami"]),
         ("echo 'unterminated", []),
-        ("echo $(whoami) | tee x", ["echo", "whoami", "tee"]),
+        ("echo $(whoami) | tee x", ["echo", "tee", "whoami"]),
         ("", []),
     ],
 )

@@ -55,12 +55,19 @@ def bash(p: Permissions, command: str) -> str:
         ("(cd x; rm y) && { touch z; }", ["cd x", "rm y", "touch z"], []),
         ("for f in *.py; do rm $f; done", ["rm $f"], []),
         ("f() { rm x; }; f", ["rm x", "f"], []),
-        ("FOO=1 BAR=$(whoami) pytest -q", ["pytest -q", "whoami"], []),
+        ("FOO=1 BAR=$(whoami) pytest -q", ["FOO=1 BAR=$(whoami) pytest -q", "whoami"], []),
         ("echo x > f.txt", ["echo x"], ["f.txt"]),
         ("echo x >> log 2>&1", ["echo x"], ["log"]),
         ("make &> build.log", ["make"], ["build.log"]),
         ("ls > /dev/null 2>&1 < input.txt", ["ls"], []),
         ("cat <<EOF\nhi\nEOF", ["cat"], []),
+        ("cat <<'EOF' > f.txt\n$(rm x)\nEOF", ["cat"], ["f.txt"]),  # a quoted here-doc runs nothing
+        ("cat <<EOF\n$(rm x) ${y:-`id`}\nEOF", ["cat", "rm x", "id"], []),
+        ("echo ${x:-$(rm x)} $((1 + 2))", ["echo ${x:-$(rm x)} $((1 + 2))", "rm x"], []),
+        ("timeout 5 nice -n 3 rm x", ["timeout 5 nice -n 3 rm x", "nice -n 3 rm x", "rm x"], []),
+        ("bash -c 'ls; rm x' && eval 'id'", ["bash -c ls; rm x", "ls", "rm x", "eval id", "id"], []),
+        ("find . -name '*.o' -exec rm {} +", ["find . -name *.o -exec rm {} +", "rm {}"], []),
+        ("echo $'\\' '; rm x; #'", ["echo ' ", "rm x"], []),  # ANSI-C quoting read as bash does
     ],
 )
 def test_parse_shell_sees_every_command_and_write(
@@ -72,9 +79,28 @@ def test_parse_shell_sees_every_command_and_write(
     assert list(line.writes) == writes
 
 
-@pytest.mark.parametrize("command", ["", "echo 'unterminated", "[[ -f x ]] && rm x", "echo $((1+2))"])
-def test_unparseable_lines_give_none(command: str) -> None:
-    assert parse_shell(command) is None
+@pytest.mark.parametrize(
+    ("command", "doubt"),
+    [
+        ("", "empty"),
+        ("echo 'unterminated", "unterminated single quote"),
+        ("[[ -f x ]] && rm x", "bash syntax this check does not follow"),
+        ("echo $((x + 1))", "evaluates a value as arithmetic"),
+        ("echo ${!name}", "the variable named by a value"),
+        ("cd sub && echo x > f.txt", "changes directory"),
+        ("echo x > $out", "named by an expansion"),
+        ("cat <<EOF\nno end", "not ended by EOF"),
+    ],
+)
+def test_lines_that_cannot_be_read_with_certainty_have_a_doubt(command: str, doubt: str) -> None:
+    line = parse_shell(command)
+    assert not line.sure and doubt in line.doubts[0]
+
+
+def test_a_line_that_does_not_parse_is_still_split_for_deny_rules() -> None:
+    line = parse_shell("[[ -f x ]] && rm -rf x")
+    assert not line.sure
+    assert ("rm", "-rf", "x") in [c.words for c in line.commands]
 
 
 # -- parsing rules ---------------------------------------------------------------------------------

@@ -270,3 +270,74 @@ def test_always_rules_are_the_narrowest(ws: Path, tmp_path: Path) -> None:
     assert rules(TOOLS["bash"], {"command": "$CMD arg"}) == []
     assert rules(TOOLS["bash"], {"command": "[[ -x y ]]"}) == []
     assert "only this call" in p.describe_rule(TOOLS["bash"], {"command": "[[ -x y ]]"})
+
+
+# -- item 9 of issue 18: changes the suite once let through ---------------------------------------
+
+
+def test_a_deny_rule_sees_a_bash_redirect_target(ws: Path) -> None:
+    """`deny Edit(secrets/**)` with `allow Bash(echo:*)`: `echo x > secrets/key` is refused, not
+    merely asked (and in auto-edit mode, where redirects in the workspace run, it would run)."""
+    for mode in ("ask", "auto-edit", "yolo"):
+        p = perms(ws, mode, allow=["Bash(echo:*)"], deny=["Edit(secrets/**)"])
+        decision = p.decide(TOOLS["bash"], {"command": "echo x > secrets/key"})
+        assert decision.action == "deny", mode
+        assert "Edit(secrets/**)" in decision.reason
+        assert bash(p, "echo x > notes.txt") == ("ask" if mode == "ask" else "allow")
+
+
+def test_a_call_matching_an_ask_and_a_deny_rule_is_refused(ws: Path) -> None:
+    p = perms(ws, allow=["Bash"], ask=["Bash(rm:*)"], deny=["Bash(rm -rf:*)"])
+    decision = p.decide(TOOLS["bash"], {"command": "rm -rf build"})
+    assert decision.action == "deny" and "Bash(rm -rf:*)" in decision.reason
+    assert bash(p, "rm build") == "ask"
+    edit = perms(ws, "auto-edit", ask=["Edit(src/**)"], deny=["Write(src/*.lock)"])
+    assert edit.decide(TOOLS["write_file"], {"path": "src/a.lock", "content": ""}).action == "deny"
+    assert edit.decide(TOOLS["write_file"], {"path": "src/a.py", "content": ""}).action == "ask"
+
+
+def test_a_bare_edit_rule_covers_write_file_and_a_bare_write_rule_edit_file(ws: Path) -> None:
+    write = {"path": "a.py", "content": ""}
+    edit = {"path": "a.py", "old_string": "a", "new_string": "b"}
+    assert perms(ws, allow=["Edit"]).decide(TOOLS["write_file"], write).action == "allow"
+    assert perms(ws, allow=["Write"]).decide(TOOLS["edit_file"], edit).action == "allow"
+    assert perms(ws, "auto-edit", deny=["Edit"]).decide(TOOLS["write_file"], write).action == "deny"
+    assert perms(ws, allow=["Edit"]).decide(TOOLS["bash"], {"command": "ls"}).action == "ask"
+
+
+# -- symlinks: a path rule matches a link by its target ---------------------------------------------
+
+
+def test_an_allow_rule_does_not_allow_an_edit_through_a_symlink_out_of_its_scope(ws: Path) -> None:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "x").symlink_to("../.git/config")
+    (ws / "src" / "real.py").write_text("a\n")
+    (ws / "src" / "alias.py").symlink_to("real.py")
+    p = perms(ws, allow=["Edit(src/**)"])
+    edit = {"old_string": "a", "new_string": "b"}
+    decision = p.decide(TOOLS["edit_file"], {"path": "src/x", **edit})
+    assert decision.action == "ask"
+    assert p.decide(TOOLS["write_file"], {"path": "src/x", "content": ""}).action == "ask"
+    assert p.decide(TOOLS["edit_file"], {"path": "src/alias.py", **edit}).action == "allow"  # target in src
+    assert p.decide(TOOLS["edit_file"], {"path": "src/real.py", **edit}).action == "allow"
+    p.add_rule("Bash(echo:*)", "allow")
+    assert bash(p, "echo x > src/x") == "ask"
+    assert bash(p, "echo x > src/new.txt") == "allow"
+    # "always allow" saves the file the link points to, which is what a rule can match
+    assert p.always_rules(TOOLS["edit_file"], {"path": "src/x", **edit}) == ["Edit(.git/config)"]
+
+
+def test_a_deny_rule_matches_a_symlink_by_its_target_and_its_own_path(ws: Path) -> None:
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key").write_text("k\n")
+    (ws / "notes").symlink_to("secrets/key")
+    (ws / "secrets" / "pub").symlink_to("../public.txt")
+    p = perms(ws, "yolo", deny=["Read(secrets/**)"])
+    assert p.decide(TOOLS["read_file"], {"path": "notes"}).action == "deny"
+    assert p.decide(TOOLS["grep"], {"pattern": "k", "path": "notes"}).action == "deny"
+    assert p.decide(TOOLS["read_file"], {"path": "secrets/pub"}).action == "deny"  # the link's own path
+    assert p.decide(TOOLS["read_file"], {"path": "other.txt"}).action == "allow"
+    p.add_rule("Bash(cat:*)", "allow")
+    assert bash(p, "cat < notes") == "deny"

@@ -151,6 +151,9 @@ CASES: list[Case] = [
     ask("a[$(touch pwned)]=1", *ECHO, source="openclaude#1111"),
     ask("echo $'\\' '; touch pwned; #'", *ECHO, source="ANSI-C quoting"),
     ask("echo a#$(touch pwned)", *ECHO, source="comments"),
+    ask("echo a\\ #$(touch pwned)", *ECHO, source="an escaped blank: # is not a comment there"),
+    ask("read PATH < list; git diff", *GIT_DIFF, "Bash(read:*)", source="read into PATH"),
+    ask("printf -v PATH %s .; git diff", *GIT_DIFF, "Bash(printf:*)", source="printf -v PATH"),
     ask("cat${IFS}x", "Bash(cat:*)", source="cc IFS check"),
     # -- expansions that evaluate a value ------------------------------------------------------------
     ask("x='$(touch pwned)'; echo ${x@P}", *ECHO, source="prompt expansion"),
@@ -201,6 +204,7 @@ CASES: list[Case] = [
     ask("env sh -c 'rm -rf x'", "Bash(env:*)", source="gumroad-mobile#194"),
     ask("env -S 'rm x'", "Bash(env:*)", source="env -S"),
     ask("sudo rm -rf x", "Bash(sudo:*)", source="sudo"),
+    deny("sudo -s 'rm x; id'", "Bash(sudo:*)", deny=RM, mode="yolo", source="sudo -s runs a shell line"),
     ask("watch -n1 'touch pwned'", "Bash(watch:*)", source="watch runs sh -c"),
     ask("zsh -c 'echo hi'", *ECHO, "Bash(zsh:*)", source="another shell's syntax"),
     ask("exec touch pwned", "Bash(exec:*)", source="exec"),

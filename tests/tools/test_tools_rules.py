@@ -90,6 +90,7 @@ def test_parse_shell_sees_every_command_and_write(
         ("cd sub && echo x > f.txt", "changes directory"),
         ("echo x > $out", "named by an expansion"),
         ("cat <<EOF\nno end", "not ended by EOF"),
+        ("echo " + "$(" * 3000, "nested too deep"),
     ],
 )
 def test_lines_that_cannot_be_read_with_certainty_have_a_doubt(command: str, doubt: str) -> None:

@@ -38,7 +38,10 @@ def parse_shell(command: str) -> ShellLine:
     if not command.strip():
         reader.doubt("the command is empty")
     else:
-        reader.script(command)
+        try:
+            reader.script(command)
+        except RecursionError:
+            reader.doubt("it is nested too deep to read")
     return reader.line()
 
 

@@ -271,8 +271,8 @@ def names_risk(texts: tuple[str, ...], words: list[Word], sink: Sink) -> str:
             )
         elif not is_name(base) or ("[" in name and not re.fullmatch(r"[^\[]*\[\s*-?[0-9]+\s*\]", name)):
             sink.doubt(f"`{program} {name}` evaluates a subscript as arithmetic, which can run a command")
-        if program in _ASSIGNING and runs_code(base) and not risk:
-            risk = f"`{program} {base}` can make later commands run another program"
+        if program != "unset" and runs_code(base) and not risk:
+            risk = f"`{program} {base}` sets a variable that can make later commands run another program"
     return risk
 
 
@@ -282,6 +282,8 @@ def printf_risk(texts: tuple[str, ...], words: list[Word], sink: Sink) -> str:
             name = texts[i + 1]
             if words[i + 1].dynamic or not _PLAIN.fullmatch(name):
                 sink.doubt("`printf -v` with a subscript evaluates it as arithmetic, which can run a command")
+            elif runs_code(name):
+                return f"`printf -v {name}` sets a variable that can make later commands run another program"
     return ""
 
 

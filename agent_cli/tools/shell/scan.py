@@ -101,9 +101,10 @@ class _Scanner:
         """Scan code from `i` to the unmatched `closer` (`)`) or the end; returns where it stopped."""
         t, n = self.t, len(self.t)
         depth = 0
-        start = i
+        word_start = True  # at the start of a word: only there does `#` begin a comment
         while i < n:
             c = t[i]
+            at_word_start, word_start = word_start, False
             if c == ")" and depth == 0 and closer == ")":
                 if self.pending:
                     raise ScanError("a here-document with no body")
@@ -135,12 +136,13 @@ class _Scanner:
                 i += 3
             elif c == "<" and t.startswith("<<", i):
                 i = self._heredoc_operator(i, emit)
-            elif c == "#" and (i == start or t[i - 1] in _METACHARS):
+            elif c == "#" and at_word_start:
                 end = t.find("\n", i)
                 i = n if end < 0 else end  # a comment: nothing in it runs
             elif c == "\n":
                 self._copy("\n", emit)
                 i = self._heredoc_bodies(i + 1, emit)
+                word_start = True
             elif c == "(" and t.startswith("((", i) and (end := self._arith_end(i + 2)) is not None:
                 self._doubt("an arithmetic command `(( ))` evaluates values, which can run a command")
                 self._piece("arith", t[i + 2 : end], t[i : end + 2], emit)
@@ -154,6 +156,7 @@ class _Scanner:
                         raise ScanError("an unmatched `)`")
                 self._copy(c, emit)
                 i += 1
+                word_start = c in _METACHARS
         if closer is not None:
             raise ScanError(f"an unterminated `{closer}`")
         if self.pending:

@@ -238,6 +238,14 @@ def _wrapped(
         return
     sink.command(SimpleCommand(texts, names, risk or _assignment_risk(inner_assigns, sink), spec.transparent))
     meaning(inner_assigns, inner, sink, depth + 1)
+    if program == "sudo" and any(_is_shell_option(w.text) for w in words[1:start]):
+        sink.script(" ".join(w.text for w in inner))  # `sudo -s CMD…` runs them as a shell line
+
+
+def _is_shell_option(word: str) -> bool:
+    return word in ("--shell", "--login") or (
+        word.startswith("-") and not word.startswith("--") and bool(set(word[1:]) & {"s", "i"})
+    )
 
 
 def _shell(program: str, assigns: list[Word], words: list[Word], risk: str, sink: Sink) -> None:

@@ -93,6 +93,7 @@ SHELLS = frozenset({"bash", "sh", "dash", "rbash"})
 OTHER_SHELLS = frozenset(
     {"zsh", "ksh", "mksh", "pdksh", "yash", "fish", "csh", "tcsh", "busybox", "toybox", "ash"}
 )
+_RUNNERS = SHELLS | OTHER_SHELLS | {"eval", "su", "runuser"}
 _SHELL_ARG_OPTIONS = frozenset({"-o", "+o", "-O", "+O"})
 _SHELL_LONG = frozenset(
     {"--login", "--noprofile", "--norc", "--posix", "--noediting", "--restricted", "--verbose"}
@@ -236,7 +237,18 @@ def _wrapped(
         sink.command(SimpleCommand(texts, names, risk, wrapper=False))
         sink.script(" ".join(w.text for w in inner))
         return
-    sink.command(SimpleCommand(texts, names, risk or _assignment_risk(inner_assigns, sink), spec.transparent))
+    transparent = spec.transparent
+    inner_program = inner[0].text.rsplit("/", 1)[-1]
+    if program == "xargs" and (
+        inner_program in SPECS or inner_program in HANDLERS or inner_program in _RUNNERS
+    ):
+        # the arguments xargs reads from its input could be options or a command for this program
+        risk = (
+            risk
+            or f"`xargs {inner_program}` adds arguments read from its input, which {inner_program} reads as options"
+        )
+        transparent = False
+    sink.command(SimpleCommand(texts, names, risk or _assignment_risk(inner_assigns, sink), transparent))
     meaning(inner_assigns, inner, sink, depth + 1)
     if program == "sudo" and any(_is_shell_option(w.text) for w in words[1:start]):
         sink.script(" ".join(w.text for w in inner))  # `sudo -s CMD…` runs them as a shell line

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -342,3 +344,19 @@ def test_a_deny_rule_matches_a_symlink_by_its_target_and_its_own_path(ws: Path) 
     assert p.decide(TOOLS["read_file"], {"path": "other.txt"}).action == "allow"
     p.add_rule("Bash(cat:*)", "allow")
     assert bash(p, "cat < notes") == "deny"
+
+
+def test_quoted_text_never_reaches_bashlex() -> None:
+    """bashlex allocates without end on `'${esac<newline>x'for ` (a quoted string it misreads): the
+    scan hands it a marker instead. Run in a child with a memory cap, so a regression fails the test
+    instead of the machine."""
+    probe = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))\n"
+        "from agent_cli.tools.shell import parse_shell\n"
+        "line = parse_shell(\"'${esac\\nx'for \")\n"
+        "print(line.commands[0].words, line.doubts)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == "('${esac\\nxfor',) ()"

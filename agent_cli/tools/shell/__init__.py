@@ -5,6 +5,7 @@ assignments, and a risk when no prefix rule may allow it), every file a redirect
 and the doubts that keep any rule but a bare `Bash` from allowing it. The modules:
 - `line.py`: the entry; bashlex for the structure, and the walk over it;
 - `scan.py`: quotes, here-documents and the expansions bashlex does not look inside;
+- `words.py`: quote removal, ANSI-C strings, globs in a word;
 - `expansions.py`: what `${…}`, `$((…))`, subscripts and substitutions run;
 - `wrappers.py`: commands that run another command (`timeout`, `env`, `sudo`, `bash -c`, `eval`,
   `find -exec`…);

@@ -18,6 +18,7 @@ from typing import Any
 from agent_cli.tools.shell.expansions import analyse
 from agent_cli.tools.shell.model import ShellLine, SimpleCommand, Word
 from agent_cli.tools.shell.scan import ScanError, Scanned, scan
+from agent_cli.tools.shell.words import unquote, unquoted_glob
 from agent_cli.tools.shell.wrappers import meaning
 
 # Redirect targets that write nothing a person would call a file.
@@ -108,6 +109,7 @@ class _Reader:
     def _fallback(self, text: str, scanned: Scanned | None) -> None:
         """Commands split out of a line that does not parse, for deny and ask rules only."""
         names = scanned.names if scanned else {}
+        restore = scanned.restore if scanned else str
         text = re.sub(r"\$\{(__agent_\w+)\}", lambda m: "\x01" + m.group(1) + "\x01", text)
         for segment in re.split(r"\|\||&&|[;&|()\n{}`]|\$\(|<\(|>\(", text):
             try:
@@ -116,7 +118,8 @@ class _Reader:
                 words = segment.split()
             found = [
                 Word(
-                    re.sub("\x01(\\w+)\x01", lambda m: names.get(m.group(1), "$"), w), "\x01" in w or "$" in w
+                    restore(re.sub("\x01(\\w+)\x01", lambda m: names.get(m.group(1), "$"), w)),
+                    "\x01" in w or "$" in w,
                 )
                 for w in words
                 if w not in _RESERVED
@@ -161,7 +164,7 @@ class _Walker:
         dynamic = self.scanned.has_placeholder(raw) or any(
             getattr(p, "kind", "") != "tilde" for p in getattr(node, "parts", []) or []
         )
-        return Word(self.scanned.restore(unquote(raw)), dynamic, _unquoted_glob(raw))
+        return Word(self.scanned.restore(unquote(raw)), dynamic, unquoted_glob(raw))
 
     def _command(self, node: Any) -> None:
         assigns: list[Word] = []
@@ -184,7 +187,12 @@ class _Walker:
     def _for(self, node: Any) -> None:
         parts = node.parts
         for i, part in enumerate(parts):
-            if getattr(part, "kind", "") == "reservedword" and part.word == "for" and i + 1 < len(parts):
+            if (
+                getattr(part, "kind", "") == "reservedword"
+                and part.word == "for"
+                and i + 1 < len(parts)
+                and not self.scanned.has_placeholder(getattr(parts[i + 1], "word", ""))
+            ):
                 meaning([Word(f"{parts[i + 1].word}=…", True)], [], self.reader)
         for child in parts:
             self.visit(child)
@@ -219,64 +227,6 @@ def _children(node: Any) -> list[Any]:
         if isinstance(value, list):
             out.extend(value)
     return out
-
-
-def unquote(raw: str) -> str:
-    """A word's value after bash's quote removal (bashlex's is wrong for `'a'\\''b'`)."""
-    out: list[str] = []
-    i, quote = 0, ""
-    while i < len(raw):
-        char = raw[i]
-        if quote == "'":
-            if char == "'":
-                quote = ""
-            else:
-                out.append(char)
-        elif char == "\\":
-            nxt = raw[i + 1 : i + 2]
-            if nxt == "\n":
-                pass  # a line continuation
-            elif quote == '"' and nxt not in ('"', "\\", "$", "`"):
-                out.append(char + nxt)
-            else:
-                out.append(nxt)
-            i += 2
-            continue
-        elif char == '"':
-            quote = "" if quote else '"'
-        elif char == "'" and not quote:
-            quote = "'"
-        else:
-            out.append(char)
-        i += 1
-    return "".join(out)
-
-
-def _unquoted_glob(raw: str) -> bool:
-    """Whether a word as written has an unquoted `*`, `?`, `[` or a brace expansion (`{a,b}`, `{1..3}`)."""
-    quote = ""
-    i = 0
-    brace = -1
-    while i < len(raw):
-        char = raw[i]
-        if char == "\\" and quote != "'":
-            i += 2
-            continue
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "*?" or (char == "[" and "]" in raw[i + 1 :]):
-            return True
-        elif char == "{":
-            brace = i
-        elif char == "}" and brace >= 0:
-            inside = raw[brace + 1 : i]
-            if "," in inside or ".." in inside:
-                return True
-        i += 1
-    return False
 
 
 def _first_line(exc: Exception) -> str:

@@ -18,6 +18,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agent_cli.tools.shell.words import decode_ansi_c
+
 PieceKind = Literal["command", "backtick", "process", "arith", "param", "heredoc"]
 _METACHARS = set(" \t\n;&|()<>")
 _PARAM_SPECIAL = set("@*#?-$!0123456789")
@@ -40,13 +42,17 @@ class Scanned:
     pieces: list[Piece] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # placeholder NAME -> the piece as written
     doubts: list[str] = field(default_factory=list)
+    literals: dict[str, str] = field(default_factory=dict)  # MARKER -> a quoted string's value
 
     def restore(self, word: str) -> str:
-        """A word of `text` with its placeholders put back as written."""
-        if "__agent_" not in word:
+        """A word of `text` (quotes removed) with its placeholders put back as written and its
+        quoted strings' markers as their values."""
+        if "__agent" not in word:
             return word
         for name, raw in self.names.items():
             word = word.replace("${" + name + "}", raw)
+        for marker, value in self.literals.items():
+            word = word.replace(marker, value)
         return word
 
     def has_placeholder(self, word: str) -> bool:
@@ -59,7 +65,7 @@ def scan(text: str) -> Scanned:
     end = scanner.code(0, None)
     if end != len(text):
         raise ScanError("an unmatched `)`")
-    return Scanned("".join(scanner.out), scanner.pieces, scanner.names, scanner.doubts)
+    return Scanned("".join(scanner.out), scanner.pieces, scanner.names, scanner.doubts, scanner.literals)
 
 
 def expanding_pieces(text: str) -> tuple[list[Piece], list[str]]:
@@ -77,6 +83,7 @@ class _Scanner:
         self.out: list[str] = []
         self.pieces: list[Piece] = []
         self.names: dict[str, str] = {}
+        self.literals: dict[str, str] = {}
         self.doubts: list[str] = []
         self.nonce = secrets.token_hex(4)
         self.pending: list[
@@ -91,6 +98,14 @@ class _Scanner:
         name = f"__agent_{self.nonce}_{len(self.names)}"
         self.names[name] = raw
         self.out.append("${" + name + "}")
+
+    def _literal(self, value: str, quote: str, emit: bool) -> None:
+        """A quoted string bashlex sees as a marker: its text never reaches bashlex (whose reading
+        of quoted text has bugs: `'${esac\nx'for ` makes it allocate without end)."""
+        if emit:
+            marker = f"__agentq{self.nonce}_{len(self.literals)}"
+            self.literals[marker] = value
+            self.out.append(quote + marker + quote)
 
     def _doubt(self, reason: str) -> None:
         if reason not in self.doubts:
@@ -116,12 +131,17 @@ class _Scanner:
                 end = t.find("'", i + 1)
                 if end < 0:
                     raise ScanError("an unterminated single quote")
-                self._copy(t[i : end + 1], emit)
+                self._literal(t[i + 1 : end], "'", emit)
                 i = end + 1
             elif c == '"':
-                self._copy('"', emit)
-                i = self.expanding(i + 1, '"', emit=emit) + 1
-                self._copy('"', emit)
+                end = _Scanner(t).expanding(i + 1, '"', emit=False)
+                if not re.search(r"[$`\\]", t[i + 1 : end]):
+                    self._literal(t[i + 1 : end], '"', emit)  # nothing in it is expanded
+                    i = end + 1
+                else:
+                    self._copy('"', emit)
+                    i = self.expanding(i + 1, '"', emit=emit) + 1
+                    self._copy('"', emit)
             elif c == "$" and i + 1 < n and t[i + 1] == "'":
                 i = self._ansi_c(i, emit)
             elif c == "$" and i + 1 < n and t[i + 1] == '"':
@@ -324,8 +344,7 @@ class _Scanner:
                 j += 1
         else:
             raise ScanError("an unterminated $'…' string")
-        value = decode_ansi_c(t[i + 2 : j])
-        self._copy("'" + value.replace("'", "'\\''") + "'", emit)
+        self._literal(decode_ansi_c(t[i + 2 : j]), "'", emit)
         return j + 1
 
     # -- here-documents ----------------------------------------------------------------------------
@@ -380,40 +399,3 @@ class _Scanner:
             self._copy(f"{name}\n", emit)
         self.pending = []
         return i
-
-
-_ANSI_SIMPLE = {
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
-_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
-
-
-def decode_ansi_c(text: str) -> str:
-    """The value of `$'text'` as bash computes it."""
-
-    def one(match: re.Match[str]) -> str:
-        esc = match.group(1)
-        head = esc[0]
-        if head in _ANSI_SIMPLE and len(esc) == 1:
-            return _ANSI_SIMPLE[head]
-        if head in "xuU" and len(esc) > 1:
-            return chr(int(esc[1:], 16))
-        if head.isdigit() and head in "01234567":
-            return chr(int(esc, 8) & 0xFF)
-        if head == "c" and len(esc) == 2:
-            return chr(ord(esc[1].upper()) & 0x1F)
-        return "\\" + esc  # an unknown escape stays as written
-
-    return _ANSI_ESCAPE.sub(one, text)

@@ -203,13 +203,21 @@ def _resolved(path: Path) -> Path | None:
         return None
 
 
+_GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+
+
 def _loose_views(command: SimpleCommand, strict: tuple[str, ...]) -> list[tuple[str, ...]]:
     """The readings of a command a deny or ask rule is tried on: with and without its assignments,
-    and with its program by base name (`/usr/bin/rm` is `rm`)."""
+    with its program by base name (`/usr/bin/rm` is `rm`), and git without its global options
+    (`git --no-pager -C . push` is `git push`)."""
     views = [command.words, strict, command.assignments + command.words]
     if command.words and "/" in command.words[0]:
-        base = (command.words[0].rsplit("/", 1)[-1],) + command.words[1:]
-        views.append(base)
+        views.append((command.words[0].rsplit("/", 1)[-1],) + command.words[1:])
+    if views[-1][:1] == ("git",):
+        words, i = views[-1], 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in _GIT_OPTIONS_WITH_VALUE else 1
+        views.append(("git",) + words[i:])
     return views
 
 

@@ -211,10 +211,12 @@ def _loose_views(command: SimpleCommand, strict: tuple[str, ...]) -> list[tuple[
     with its program by base name (`/usr/bin/rm` is `rm`), and git without its global options
     (`git --no-pager -C . push` is `git push`)."""
     views = [command.words, strict, command.assignments + command.words]
-    if command.words and "/" in command.words[0]:
-        views.append((command.words[0].rsplit("/", 1)[-1],) + command.words[1:])
-    if views[-1][:1] == ("git",):
-        words, i = views[-1], 1
+    words = command.words
+    if words and "/" in words[0]:
+        words = (words[0].rsplit("/", 1)[-1],) + words[1:]
+        views.append(words)
+    if words[:1] == ("git",):
+        i = 1
         while i < len(words) and words[i].startswith("-"):
             i += 2 if words[i] in _GIT_OPTIONS_WITH_VALUE else 1
         views.append(("git",) + words[i:])

@@ -135,6 +135,7 @@ CASES: list[Case] = [
     ask("{rm,-rf,x}", deny=RM, mode="yolo", source="brace expansion"),
     ask("/bin/r? -rf x", deny=RM, mode="yolo", source="glob command name", run=False),
     deny("git --no-pager -C . push origin", deny=("Bash(git push:*)",), mode="yolo", source="git's global options"),
+    deny("FOO=1 /usr/bin/git -C . push", deny=("Bash(git push:*)",), mode="yolo", source="git's global options", run=False),
     deny("ssh -V", deny=("Bash(ssh:*)",), mode="yolo", source="dotfiles#444"),
     deny("bash -c 'ssh host'", deny=("Bash(ssh:*)",), mode="yolo", source="dotfiles#444"),
     deny(">$(echo <(true) tail >/dev/null; printf /dev/null) /sbin/shutdown -h now", deny=("Bash(shutdown:*)",), mode="yolo", source="hermes#82830", run=False),

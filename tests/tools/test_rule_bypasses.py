@@ -61,13 +61,13 @@ def test_each_bypass_gets_the_expected_decision(case: Case, ws: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def stand_ins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def stand_ins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A PATH where every program named in the table logs its name and does nothing (the few in
     REAL are the real ones, so what they wrap runs and logs too)."""
     if not shutil.which("bash"):
         pytest.skip("no bash")
     root = tmp_path_factory.mktemp("stand-ins")
-    bin_dir, log = root / "bin", root / "ran.log"
+    bin_dir = root / "bin"
     bin_dir.mkdir()
     names = {m.rsplit("/", 1)[-1] for c in CASES for m in re.findall(r"[A-Za-z_][\w.+-]*", c.command)}
     for name in names | {"touch", "rm", "id", "whoami", "curl", "git", "cat", "ls", "python3", "tail"}:
@@ -78,10 +78,11 @@ def stand_ins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         else:
             target.write_text('#!/bin/sh\nprintf "%s\\n" "${0##*/}" >> "$RAN_LOG"\n')
             target.chmod(0o755)
-    return bin_dir, log
+    return bin_dir
 
 
-def _ran(command: str, bin_dir: Path, log: Path, cwd: Path) -> set[str]:
+def _ran(command: str, bin_dir: Path, cwd: Path) -> set[str]:
+    log = cwd.parent / f"{cwd.name}.ran"  # one per run: a background program may still write to it
     log.write_text("")
     env = {"PATH": str(bin_dir), "HOME": str(cwd), "RAN_LOG": str(log), "LC_ALL": "C"}
     done = subprocess.run(
@@ -102,12 +103,11 @@ def _ran(command: str, bin_dir: Path, log: Path, cwd: Path) -> set[str]:
 def test_the_reading_sees_every_program_bash_runs(case: Case, stand_ins, tmp_path: Path) -> None:
     """When the reading is sure of a line and sees no risk in it, every program bash runs is one
     of its commands (else a rule could allow a line that runs something no rule was asked about)."""
-    bin_dir, log = stand_ins
     cwd = tmp_path / "run"
     cwd.mkdir()
     _links(case, cwd)
     line = parse_shell(case.command)
-    ran = _ran(case.command, bin_dir, log, cwd)
+    ran = _ran(case.command, stand_ins, cwd)
     if not line.sure or any(c.risk for c in line.commands):
         return  # no rule but an exact one or a bare Bash allows it: nothing to prove here
     seen = {c.words[0].rsplit("/", 1)[-1] for c in line.commands if c.words}
@@ -115,10 +115,11 @@ def test_the_reading_sees_every_program_bash_runs(case: Case, stand_ins, tmp_pat
 
 
 def test_the_stand_ins_do_log(stand_ins, tmp_path: Path) -> None:
-    bin_dir, log = stand_ins
-    assert _ran("touch a; timeout 5 rm b; nosuchprogram", bin_dir, log, tmp_path) == {
+    cwd = tmp_path / "run"
+    cwd.mkdir()
+    assert _ran("touch a; timeout 5 rm b; nosuchprogram", stand_ins, cwd) == {
         "touch",
         "rm",
         "nosuchprogram",
     }
-    assert os.access(bin_dir / "touch", os.X_OK)
+    assert os.access(stand_ins / "touch", os.X_OK)

@@ -76,7 +76,6 @@ GIT_RISKS: dict[str, tuple[str, ...]] = {
     "difftool": ("-x", "-t", "--tool"),
     "mergetool": ("-t", "--tool"),
     "clone": ("-u",),
-    "fetch": (),
     "format-patch": ("-o", "--output-directory"),
 }
 GIT_RUNNERS = {"bisect": "run", "submodule": "foreach", "filter-branch": "", "filter-repo": ""}
@@ -128,9 +127,8 @@ def _options(program: str, texts: tuple[str, ...], words: list[Word], sink: Sink
 def _sed_runs_or_writes(args: tuple[str, ...]) -> bool:
     scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
     scripts += [a.partition("=")[2] for a in args if a.startswith("--expression=")]
-    if not scripts:
-        rest = [a for a in args if not a.startswith("-")]
-        scripts = rest[:1]
+    if not scripts:  # the script is the first operand; an option's value may come first (`-l 80`)
+        scripts = [a for a in args if not a.startswith("-")]
     return any(_sed_script_risky(s) for s in scripts)
 
 
@@ -147,7 +145,7 @@ def _sed_script_risky(script: str) -> bool:
         if i >= n:
             return False
         command = script[i]
-        if command in "ewWrRqQ" and command in "ewW":
+        if command in "ewW":
             return True
         if command in "sy":
             if i + 1 >= n:
@@ -182,7 +180,7 @@ def _sed_skip(script: str, i: int, delim: str) -> int:
 
 
 def _awk_runs_or_writes(args: tuple[str, ...]) -> bool:
-    programs = [a for a in args if not a.startswith("-")][:1]
+    programs = [a for a in args if not a.startswith("-")]  # an option's value may come first (`-F :`)
     return any(re.search(r"system|\||>|getline|ENVIRON", p) for p in programs)
 
 

@@ -7,7 +7,11 @@ from pathlib import Path
 
 import yaml
 
+from tests.e2e import agent as e2e_agent
+from tests.fakeapi.replies import ToolUse, reply, text
+from tests.fakeapi.server import FakeAnthropic
 from tests.test_cli import agent
+from tests.tools.bypass_table import CASES, ECHO, Case
 
 BASH_CALLS = {
     "responses": [
@@ -124,3 +128,131 @@ def test_plan_mode_refuses_an_edit(workspace: Path) -> None:
     assert data["result"] == "Plan: fix the sign."
     assert len(data["permission_denials"]) == 1 and "plan mode" in data["permission_denials"][0]
     assert (workspace / "app.py").read_text() == before
+
+
+# -- rules that see the whole command (issue 18, item 4), through the real CLI and the API server --
+
+
+def _bash_calls(server: FakeAnthropic, commands: list[str]) -> None:
+    """The model calls bash once for each command, in one answer, then says it is done."""
+    server.push(reply(*[ToolUse("bash", {"command": c}) for c in commands]))
+    server.push(text("Done."))
+
+
+def tool_results(server: FakeAnthropic) -> list[str]:
+    """The tool_result texts of the last request, in order."""
+    out = []
+    for message in server.requests[-1]["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                content = block["content"]
+                out.append(content if isinstance(content, str) else json.dumps(content))
+    return out
+
+
+def _pwned(workspace: Path) -> list[str]:
+    return sorted(p.name for p in workspace.rglob("pwned*"))
+
+
+def test_substitutions_and_assignments_a_prefix_rule_does_not_cover_are_denied(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    attacks = [
+        "echo ${x:-$(touch pwned1)}",
+        "GIT_EXTERNAL_DIFF='touch pwned2 #' git diff",
+        'echo "${a[$(touch pwned3)]}"',
+        "echo hi <<EOF\n$(touch pwned4)\nEOF",
+        "timeout 5 touch pwned5",
+    ]
+    _bash_calls(fake_anthropic, [*attacks, "echo fine", "LANG=C git diff --stat"])
+    out = e2e_agent(
+        workspace,
+        fake_anthropic,
+        "-p",
+        "go",
+        "--allowed-tools",
+        "Bash(echo:*) Bash(git diff:*)",
+        "--output-format",
+        "json",
+    )
+    assert out.returncode == 0, out.stderr
+    denials = json.loads(out.stdout)["permission_denials"]
+    assert len(denials) == len(attacks), denials
+    for attack, denial in zip(attacks, denials, strict=True):
+        assert attack.splitlines()[0] in denial
+    assert "touch pwned1" in denials[0] and "is not allowed by any rule" in denials[0]
+    assert "GIT_EXTERNAL_DIFF" in denials[1] and "not allowed by a prefix rule" in denials[1]
+    assert "subscript" in denials[2]
+    assert _pwned(workspace) == []
+    results = [r for r in tool_results(fake_anthropic) if "Permission denied" not in r]
+    assert results[0].strip() == "fine"  # what the rules allow still runs
+
+
+def _table_group(rules: tuple[str, ...]) -> list[Case]:
+    return [
+        c
+        for c in CASES
+        if c.allow == rules and not c.deny and not c.ask and not c.links and c.mode == "ask" and c.run
+    ]
+
+
+def test_the_bypass_table_through_the_cli(workspace: Path, fake_anthropic: FakeAnthropic) -> None:
+    """Every row of the table that has only `Bash(echo:*)` in force, sent by the model in one go:
+    headless, each row the table says asks is denied and nothing in it ran; each allowed row ran."""
+    rows = _table_group(ECHO)
+    assert len(rows) >= 25
+    _bash_calls(fake_anthropic, [c.command for c in rows])
+    out = e2e_agent(
+        workspace, fake_anthropic, "-p", "go", "--allowed-tools", *ECHO, "--output-format", "json"
+    )
+    assert out.returncode == 0, out.stderr
+    denials = json.loads(out.stdout)["permission_denials"]
+    refused = [c for c in rows if c.expect != "allow"]
+    assert len(denials) == len(refused), denials
+    for case, denial in zip(refused, denials, strict=True):
+        assert case.command.splitlines()[0] in denial, (case.command, denial)
+    assert _pwned(workspace) == []
+    assert len(tool_results(fake_anthropic)) == len(rows)
+
+
+def test_a_deny_rule_sees_a_redirect_target_through_the_cli(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "key").write_text("k\n")
+    _bash_calls(fake_anthropic, ["echo x > secrets/key", "echo y > notes.txt"])
+    out = e2e_agent(
+        workspace,
+        fake_anthropic,
+        "-p",
+        "go",
+        "--permission-mode",
+        "auto-edit",
+        "--allowed-tools",
+        "Bash(echo:*)",
+        "--disallowed-tools",
+        "Edit(secrets/**)",
+        "--output-format",
+        "json",
+    )
+    denials = json.loads(out.stdout)["permission_denials"]
+    assert len(denials) == 1 and "Edit(secrets/**) (--disallowed-tools)" in denials[0], denials
+    assert (workspace / "secrets" / "key").read_text() == "k\n"
+    assert (workspace / "notes.txt").read_text() == "y\n"
+
+
+def test_a_call_matching_an_ask_and_a_deny_rule_is_refused_by_the_deny_rule(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"ask": ["Bash(rm:*)"], "deny": ["Bash(rm -rf:*)"]}})
+    )
+    (workspace / "build").mkdir()
+    _bash_calls(fake_anthropic, ["rm -rf build"])
+    out = e2e_agent(
+        workspace, fake_anthropic, "-p", "go", "--permission-mode", "yolo", "--output-format", "json"
+    )
+    denials = json.loads(out.stdout)["permission_denials"]
+    assert len(denials) == 1 and "denied by the rule Bash(rm -rf:*)" in denials[0], denials
+    assert (workspace / "build").is_dir()

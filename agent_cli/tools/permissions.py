@@ -7,9 +7,12 @@ settings files and "always allow"; deny beats ask beats allow, whatever their so
 mode or rules, a write outside the workspace asks, and a read outside it asks unless in yolo or
 allowed by a `Read(...)` rule.
 
-A bash line is judged by its parse (tools/shell.py): rules allow it only when every simple command
-in it (pipelines, lists, substitutions) matches an allow rule and every file a redirect writes may be
-edited (auto-edit mode, or an `Edit(...)` rule). A line that does not parse is never allowed by rules.
+A bash line is judged by its reading (tools/shell/): rules allow it only when every simple command
+it runs (pipelines, lists, every substitution and expansion that runs a command, here-document
+bodies, `bash -c` scripts, wrapped commands) matches an allow rule and every file a redirect writes
+may be edited (auto-edit mode, or an `Edit(...)` rule). A deny or ask rule applies when it matches
+any of those commands, or any redirect target. A line with a doubt (what it runs is only known when
+it runs) is never allowed by rules; in yolo mode it asks when a deny or ask rule could apply to it.
 
 `decide` is the one seam: it returns a `Decision` with the reason, which the loop (and hooks) use.
 """
@@ -104,6 +107,11 @@ class Permissions:
             return Decision("deny", PLAN_REFUSAL)
         if not tool.read_only and (guarded := protected_write(self, tool, paths, line)) is not None:
             return guarded
+        if line is not None and line.doubts and (guard := self._bash_guard()):
+            reason = (
+                f"the rule {guard.rule.text} ({guard.source}) cannot be checked against it: {line.doubts[0]}"
+            )
+            return Decision("ask", reason, guard.rule.text)
         if hit := self._match(self._of("ask"), tool, input, paths, line):
             return Decision("ask", f"the rule {hit.rule.text} ({hit.source}) asks", hit.rule.text)
         if tool.read_only:
@@ -119,8 +127,9 @@ class Permissions:
                 "ask", "it asks to run outside the sandbox (that always asks, whatever the rules)"
             )
         if bash:
-            if line is None:
-                return Decision("ask", "the command could not be parsed, so no rule can allow it")
+            if line is None or line.doubts:
+                doubt = line.doubts[0] if line is not None else "it could not be read"
+                return Decision("ask", f"no rule can allow it: {doubt}")
             if self._bash_allowed(line):
                 return Decision("allow", "every command in it is allowed by a rule")
             return Decision("ask", self._bash_gap(line))
@@ -138,30 +147,50 @@ class Permissions:
         paths: list[Path],
         line: ShellLine | None,
     ) -> SourcedRule | None:
-        """The first rule that covers (part of) this call: any command of a bash line, any path."""
+        """The first rule that covers (part of) this call: any command of a bash line, any redirect
+        target, any path. Deny and ask rules read commands loosely and paths by link and target."""
         name = canonical_tool(tool.name)
         for sourced in rules:
             rule = sourced.rule
+            strict = sourced.effect == "allow"
             if rule.names_tool(tool.name):
                 return sourced
             if name == "bash" and line is not None:
-                if any(rule.matches_command(c) for c in line.commands):
+                if any(rule.matches_command(c, loose=not strict) for c in line.commands):
                     return sourced
-                if any(
-                    rule.matches_path("edit_file", self._resolve(w), self.workspace, self.home)
-                    for w in line.writes
-                ):
+                if any(self._path_rule(rule, "edit_file", self._resolve(w), strict) for w in line.writes):
+                    return sourced
+                if any(self._path_rule(rule, "read_file", self._resolve(r), strict) for r in line.reads):
                     return sourced
             elif name in READ_FAMILY | WRITE_FAMILY:
-                if any(rule.matches_path(tool.name, p, self.workspace, self.home) for p in paths):
+                if any(self._path_rule(rule, tool.name, p, strict) for p in paths):
                     return sourced
             elif rule.matches_target(tool.name, _target(tool, input)):
                 return sourced
         return None
 
+    def _path_rule(self, rule: Rule, tool_name: str, path: Path, resolved_only: bool) -> bool:
+        return rule.matches_path(tool_name, path, self.workspace, self.home, resolved_only)
+
+    def _bash_guard(self) -> SourcedRule | None:
+        """A deny or ask rule that could apply to a bash line (a command or a path rule)."""
+        for sourced in self._of("deny") + self._of("ask"):
+            rule = sourced.rule
+            if (rule.tool == "bash" and rule.spec is not None) or (
+                rule.tool in WRITE_FAMILY | READ_FAMILY and rule.spec is not None
+            ):
+                return sourced
+        return None
+
     def _bash_allowed(self, line: ShellLine) -> bool:
+        if line.doubts:
+            return False
         allow = self._of("allow")
-        commands_ok = all(any(r.rule.matches_command(c) for r in allow) for c in line.commands)
+        commands_ok = all(
+            any(r.rule.matches_command(c) for r in allow)
+            for c in line.commands
+            if not (c.wrapper and not c.risk)
+        )
         return (
             bool(line.commands or line.writes)
             and commands_ok
@@ -174,8 +203,11 @@ class Permissions:
         if not any(r.rule.tool == "bash" for r in allow):
             return f"bash asks in {self.mode} mode"
         for command in line.commands:
-            if not any(r.rule.matches_command(command) for r in allow):
-                return f"`{command.text}` is not allowed by any rule"
+            if (command.wrapper and not command.risk) or any(r.rule.matches_command(command) for r in allow):
+                continue
+            if command.risk and any(r.rule.matches_command(command, loose=True) for r in allow):
+                return f"`{command.text}` is not allowed by a prefix rule: {command.risk}"
+            return f"`{command.text}` is not allowed by any rule"
         for target in line.writes:
             if not self._write_allowed(target):
                 return f"it writes {target} (a redirect needs edit permission for that file)"
@@ -187,19 +219,13 @@ class Permissions:
             return False
         if self.mode in ("auto-edit", "yolo"):
             return True
-        return any(
-            r.rule.matches_path("edit_file", path, self.workspace, self.home) for r in self._of("allow")
-        )
+        return any(self._path_rule(r.rule, "edit_file", path, True) for r in self._of("allow"))
 
     def _read_allowed(self, tool: Tool, outside: list[Path]) -> bool:
         allow = self._of("allow")
         return all(
-            any(r.rule.matches_path(tool.name, p, self.workspace, self.home) for r in allow)
-            or any(
-                r.rule.matches_path(tool.name, p / "_", self.workspace, self.home)
-                for r in allow
-                if p.is_dir()
-            )
+            any(self._path_rule(r.rule, tool.name, p, True) for r in allow)
+            or any(self._path_rule(r.rule, tool.name, p / "_", True) for r in allow if p.is_dir())
             for p in outside
         )
 
@@ -217,29 +243,31 @@ class Permissions:
             return self._bash_rules(str(input.get("command", "")))
         if name in WRITE_FAMILY:
             label = "Write" if name == "write" else "Edit"
-            return [path_rule(label, p, self.workspace) for p in paths]
+            root = self.workspace.resolve()
+            return [path_rule(label, p.resolve(), root) for p in paths]  # allow rules match targets
         return [tool.name]
 
     def _bash_rules(self, command: str) -> list[str]:
         line = parse_shell(command)
-        if line is None:
+        if line.doubts:
             return []
         allow = self._of("allow")
         out: list[str] = []
         for simple in line.commands:
-            if any(r.rule.matches_command(simple) for r in allow):
+            if (simple.wrapper and not simple.risk) or any(r.rule.matches_command(simple) for r in allow):
                 continue
             rule = command_rule(simple)
             if rule is None:
                 return []
             if rule not in out:
                 out.append(rule)
+        root = self.workspace.resolve()
         for target in line.writes:
             path = self._resolve(target)
             if not is_inside(self.workspace, path):
                 return []
             if not self._write_allowed(target):
-                out.append(path_rule("Edit", path, self.workspace))
+                out.append(path_rule("Edit", path.resolve(), root))
         return out
 
     def allow_always(self, tool: Tool, input: dict[str, Any]) -> list[str]:
@@ -258,7 +286,10 @@ class Permissions:
         if self._paths(tool, input) and not tool.read_only:
             return "writes outside the workspace always ask; always allows only this call"
         if canonical_tool(tool.name) == "bash":
-            return "this command cannot become a rule (it does not parse, or names no plain command); allows only this call"
+            return (
+                "this command cannot become a rule (it cannot be read with certainty, names no plain "
+                "command, or does what no prefix rule may allow); allows only this call"
+            )
         return "allows only this call"
 
     # -- helpers ---------------------------------------------------------------------------------------
@@ -352,13 +383,13 @@ def _names_protected(rule: Rule, path: Path, workspace: Path, home: Path) -> boo
 
 
 def command_words(command: str) -> list[str]:
-    """The first word of every simple command in a shell line (empty when it does not parse)."""
+    """The first word of every simple command a shell line runs (empty when it cannot be read)."""
     line = parse_shell(command)
-    if line is None:
+    if line.doubts:
         return []
     words: list[str] = []
     for simple in line.commands:
-        if simple.words[0] not in words:
+        if simple.words and simple.words[0] not in words:
             words.append(simple.words[0])
     return words
 

@@ -2,12 +2,18 @@
 
 A rule is a tool name, optionally with a specifier in parentheses:
 - `Bash` (every command), `Bash(npm test)` (exactly that command), `Bash(git diff:*)` (commands whose
-  words start with `git diff`), `Bash(npm run *)` (a `*` wildcard over the command text);
+  words start with `git diff`), `Bash(npm run *)` (a `*` wildcard over the command text). An
+  assignment before a command is part of it (`FOO=1 pytest` is not `pytest`) unless it is harmless
+  (`LANG=C`); a command that sets a variable that runs programs (`GIT_*`, `LD_PRELOAD`, `PAGER`…) or
+  has another risk (shell/programs.py) is allowed only by an exact rule or a bare `Bash`. Deny and ask
+  rules read a command loosely: with or without its assignments, its program by base name;
 - `Read(path)` applies to every tool that reads files (read_file, grep, glob, ls), `Edit(path)` and
   `Write(path)` to every tool that writes them (edit_file, write_file). Paths are gitignore-style
   globs: `src/**`, `*.env`; `./x` is anchored at the workspace, `~/x` at the home directory, `//x` is
   absolute; `/x` is tried both as absolute and as anchored at the workspace (Claude Code reads it as
-  relative to the project), so a deny rule is never weaker than meant;
+  relative to the project), so a deny rule is never weaker than meant. An allow rule matches a
+  symlink only by its resolved target (`Edit(src/**)` does not allow an edit through `src/x ->
+  ../.git/config`); a deny or ask rule matches the link's own path and its target;
 - `mcp__server` (every tool of that MCP server), `mcp__server__tool`, or any other tool name.
 Tool names are case-insensitive and ours and Claude Code's are the same tool (`Read` = `read_file`).
 """
@@ -26,6 +32,7 @@ from typing import Literal
 import pathspec
 
 from agent_cli.tools.shell import SimpleCommand
+from agent_cli.tools.shell.env import is_safe
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
@@ -100,21 +107,43 @@ class Rule:
         server = self.tool.removesuffix("__*")
         return server.startswith("mcp__") and server.count("__") == 1 and name.startswith(server + "__")
 
-    def matches_command(self, command: SimpleCommand) -> bool:
-        """A `Bash(...)` rule against one simple command (a bare `Bash` matches every command)."""
+    def matches_command(self, command: SimpleCommand, loose: bool = False) -> bool:
+        """A `Bash(...)` rule against one simple command (a bare `Bash` matches every command).
+
+        As an allow rule (`loose` False): harmless assignments are left out, any other is part of
+        the command, and a command with a risk matches only an exact rule. As a deny or ask rule
+        (`loose`): any reading of the command matches, its risk aside."""
         if self.tool != "bash":
             return False
         if self.spec is None:
             return True
-        if self.spec.endswith(":*"):
-            prefix = tuple(shlex.split(self.spec[:-2]))
-            return command.words[: len(prefix)] == prefix
-        if "*" in self.spec:
-            return fnmatch.fnmatchcase(command.text, self.spec)
-        return tuple(shlex.split(self.spec)) == command.words
+        strict = tuple(a for a in command.assignments if not is_safe(a)) + command.words
+        if not loose:
+            if command.risk:
+                return self._exact(command.assignments + command.words) or self._exact(strict)
+            return self._spec_matches(strict)
+        return any(self._spec_matches(view) for view in _loose_views(command, strict))
 
-    def matches_path(self, tool_name: str, path: Path, workspace: Path, home: Path) -> bool:
-        """A `Read(...)` / `Edit(...)` / `Write(...)` rule against a path the tool reads or writes."""
+    def _exact(self, words: tuple[str, ...]) -> bool:
+        spec = self.spec or ""
+        return not spec.endswith(":*") and "*" not in spec and tuple(shlex.split(spec)) == words
+
+    def _spec_matches(self, words: tuple[str, ...]) -> bool:
+        spec = self.spec or ""
+        if not words:
+            return False
+        if spec.endswith(":*"):
+            prefix = tuple(shlex.split(spec[:-2]))
+            return words[: len(prefix)] == prefix
+        if "*" in spec:
+            return fnmatch.fnmatchcase(" ".join(words), spec)
+        return tuple(shlex.split(spec)) == words
+
+    def matches_path(
+        self, tool_name: str, path: Path, workspace: Path, home: Path, resolved_only: bool = False
+    ) -> bool:
+        """A `Read(...)` / `Edit(...)` / `Write(...)` rule against a path the tool reads or writes;
+        with `resolved_only` (allow rules) a symlink is matched by its target alone."""
         name = canonical_tool(tool_name)
         if self.spec is None:
             return self.names_tool(tool_name)
@@ -123,7 +152,7 @@ class Rule:
         )
         if family is None or name not in family:
             return False
-        return path_matches(self.spec, path, workspace, home)
+        return path_matches(self.spec, path, workspace, home, resolved_only)
 
     def matches_target(self, tool_name: str, target: str) -> bool:
         """Any other `Tool(spec)`: the spec as a wildcard over the call's label (its target)."""
@@ -141,7 +170,9 @@ class SourcedRule:
     source: str  # "--allowed-tools", "config", ".claude/settings.json", "session", …
 
 
-def path_matches(spec: str, path: Path, workspace: Path, home: Path) -> bool:
+def path_matches(spec: str, path: Path, workspace: Path, home: Path, resolved_only: bool = False) -> bool:
+    """Whether `path` matches a path rule's spec: by the path as given and by its resolved target,
+    or (`resolved_only`) by the target alone."""
     if spec.startswith("//"):
         bases = [(Path("/"), spec[1:])]
     elif spec == "~" or spec.startswith("~/"):
@@ -152,17 +183,44 @@ def path_matches(spec: str, path: Path, workspace: Path, home: Path) -> bool:
         bases = [(workspace, spec[1:])]
     else:
         bases = [(workspace, spec)]
-    candidates = {path}
-    try:
-        candidates.add(path.resolve())
-    except (OSError, RuntimeError):
-        pass
+    resolved = _resolved(path)
+    candidates = {resolved} if resolved is not None else set()
+    if not resolved_only:
+        candidates.add(path)
     for base, pattern in bases:
-        for candidate in candidates:
-            rel = _relative(candidate, base)
-            if rel is not None and _compiled(pattern).match_file(rel):
-                return True
+        for root in {base, _resolved(base) or base}:
+            for candidate in candidates:
+                rel = _relative(candidate, root)
+                if rel is not None and _compiled(pattern).match_file(rel):
+                    return True
     return False
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+_GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+
+
+def _loose_views(command: SimpleCommand, strict: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The readings of a command a deny or ask rule is tried on: with and without its assignments,
+    with its program by base name (`/usr/bin/rm` is `rm`), and git without its global options
+    (`git --no-pager -C . push` is `git push`)."""
+    views = [command.words, strict, command.assignments + command.words]
+    words = command.words
+    if words and "/" in words[0]:
+        words = (words[0].rsplit("/", 1)[-1],) + words[1:]
+        views.append(words)
+    if words[:1] == ("git",):
+        i = 1
+        while i < len(words) and words[i].startswith("-"):
+            i += 2 if words[i] in _GIT_OPTIONS_WITH_VALUE else 1
+        views.append(("git",) + words[i:])
+    return views
 
 
 def _relative(path: Path, base: Path) -> str | None:
@@ -241,9 +299,13 @@ _UNSAFE_WORD = re.compile(r"[$`*?\[\]{}()<>|;&\\\n]")
 
 def command_rule(command: SimpleCommand) -> str | None:
     """`pytest -q tests/x.py` -> `Bash(pytest:*)`; `git diff HEAD` -> `Bash(git diff:*)`;
-    `python -m pytest -x` -> `Bash(python -m pytest:*)`. None when the command name is not plain."""
+    `python -m pytest -x` -> `Bash(python -m pytest:*)`; `FOO=1 make` -> `Bash(FOO=1 make:*)`. None
+    when the command name is not plain or the command has a risk no prefix rule may allow."""
     words = command.words
-    if not words or _UNSAFE_WORD.search(words[0]):
+    if command.risk or not words or _UNSAFE_WORD.search(words[0]):
+        return None
+    assigns = tuple(a for a in command.assignments if not is_safe(a))
+    if any(_UNSAFE_WORD.search(a) for a in assigns):
         return None
     take = 1
     if words[0] in SUBCOMMAND_TOOLS and len(words) > 1 and not words[1].startswith("-"):
@@ -253,7 +315,7 @@ def command_rule(command: SimpleCommand) -> str | None:
     prefix = words[:take]
     if any(_UNSAFE_WORD.search(w) for w in prefix):
         prefix = words[:1]
-    return f"Bash({' '.join(shlex.quote(w) for w in prefix)}:*)"
+    return f"Bash({' '.join(shlex.quote(w) for w in assigns + prefix)}:*)"
 
 
 def path_rule(tool: str, path: Path, workspace: Path, suffix: str = "") -> str:

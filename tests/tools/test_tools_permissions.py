@@ -88,7 +88,9 @@ def test_session_rule_for_bash_prefix(ws: Path) -> None:
     )
     assert p.allow_always(tool, {"command": "pytest -q tests"}) == ["Bash(pytest:*)"]
     assert decide(p, "bash", command="pytest tests/tools -x") == "allow"
-    assert decide(p, "bash", command="FOO=1 pytest") == "allow"
+    assert decide(p, "bash", command="LANG=C pytest") == "allow"  # a harmless assignment
+    assert decide(p, "bash", command="FOO=1 pytest") == "ask"  # an assignment is part of the command
+    assert decide(p, "bash", command="PYTHONPATH=. pytest") == "ask"
     assert decide(p, "bash", command="pytest && rm -rf /") == "ask"
     assert decide(p, "bash", command="pytest $(rm -rf /)") == "ask"
     assert decide(p, "bash", command="pytester") == "ask"
@@ -136,9 +138,26 @@ def test_unknown_mode_is_refused(ws: Path) -> None:
         ("echo $(whoami)", ["echo", "whoami"]),
         ("echo `whoami`", ["echo", "whoami"]),
         ("echo 'unterminated", []),
-        ("echo $(whoami) | tee x", ["echo", "whoami", "tee"]),
+        ("echo $(whoami) | tee x", ["echo", "tee", "whoami"]),
         ("", []),
     ],
 )
 def test_command_words(command: str, words: list[str]) -> None:
     assert command_words(command) == words
+
+
+def test_always_allow_saves_what_the_rules_need_of_wrappers_and_assignments(ws: Path) -> None:
+    p = Permissions("ask", ws)
+    rules = p.always_rules
+    assert rules(TOOLS["bash"], {"command": "timeout 60 pytest -q"}) == ["Bash(pytest:*)"]
+    assert rules(TOOLS["bash"], {"command": "LANG=C pytest -q"}) == ["Bash(pytest:*)"]
+    assert rules(TOOLS["bash"], {"command": "FOO=1 pytest -q"}) == ["Bash(FOO=1 pytest:*)"]
+    assert rules(TOOLS["bash"], {"command": "bash -c 'make && ls'"}) == ["Bash(make:*)", "Bash(ls:*)"]
+    assert rules(TOOLS["bash"], {"command": "echo ${x:-$(id)}"}) == ["Bash(echo:*)", "Bash(id:*)"]
+    # what no prefix rule may allow can only be allowed once
+    for command in ("GIT_PAGER=cat git log", "git diff --output=x", "echo $((x))", "$CMD x"):
+        assert rules(TOOLS["bash"], {"command": command}) == [], command
+        assert "only this call" in p.describe_rule(TOOLS["bash"], {"command": command})
+    p.allow_always(TOOLS["bash"], {"command": "FOO=1 pytest -q"})
+    assert decide(p, "bash", command="FOO=1 pytest tests") == "allow"
+    assert decide(p, "bash", command="FOO=2 pytest tests") == "ask"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,12 +57,19 @@ def bash(p: Permissions, command: str) -> str:
         ("(cd x; rm y) && { touch z; }", ["cd x", "rm y", "touch z"], []),
         ("for f in *.py; do rm $f; done", ["rm $f"], []),
         ("f() { rm x; }; f", ["rm x", "f"], []),
-        ("FOO=1 BAR=$(whoami) pytest -q", ["pytest -q", "whoami"], []),
+        ("FOO=1 BAR=$(whoami) pytest -q", ["FOO=1 BAR=$(whoami) pytest -q", "whoami"], []),
         ("echo x > f.txt", ["echo x"], ["f.txt"]),
         ("echo x >> log 2>&1", ["echo x"], ["log"]),
         ("make &> build.log", ["make"], ["build.log"]),
         ("ls > /dev/null 2>&1 < input.txt", ["ls"], []),
         ("cat <<EOF\nhi\nEOF", ["cat"], []),
+        ("cat <<'EOF' > f.txt\n$(rm x)\nEOF", ["cat"], ["f.txt"]),  # a quoted here-doc runs nothing
+        ("cat <<EOF\n$(rm x) ${y:-`id`}\nEOF", ["cat", "rm x", "id"], []),
+        ("echo ${x:-$(rm x)} $((1 + 2))", ["echo ${x:-$(rm x)} $((1 + 2))", "rm x"], []),
+        ("timeout 5 nice -n 3 rm x", ["timeout 5 nice -n 3 rm x", "nice -n 3 rm x", "rm x"], []),
+        ("bash -c 'ls; rm x' && eval 'id'", ["bash -c ls; rm x", "ls", "rm x", "eval id", "id"], []),
+        ("find . -name '*.o' -exec rm {} +", ["find . -name *.o -exec rm {} +", "rm {}"], []),
+        ("echo $'\\' '; rm x; #'", ["echo ' ", "rm x"], []),  # ANSI-C quoting read as bash does
     ],
 )
 def test_parse_shell_sees_every_command_and_write(
@@ -72,9 +81,29 @@ def test_parse_shell_sees_every_command_and_write(
     assert list(line.writes) == writes
 
 
-@pytest.mark.parametrize("command", ["", "echo 'unterminated", "[[ -f x ]] && rm x", "echo $((1+2))"])
-def test_unparseable_lines_give_none(command: str) -> None:
-    assert parse_shell(command) is None
+@pytest.mark.parametrize(
+    ("command", "doubt"),
+    [
+        ("", "empty"),
+        ("echo 'unterminated", "unterminated single quote"),
+        ("[[ -f x ]] && rm x", "bash syntax this check does not follow"),
+        ("echo $((x + 1))", "evaluates a value as arithmetic"),
+        ("echo ${!name}", "the variable named by a value"),
+        ("cd sub && echo x > f.txt", "changes directory"),
+        ("echo x > $out", "named by an expansion"),
+        ("cat <<EOF\nno end", "not ended by EOF"),
+        ("echo " + "$(" * 3000, "nested too deep"),
+    ],
+)
+def test_lines_that_cannot_be_read_with_certainty_have_a_doubt(command: str, doubt: str) -> None:
+    line = parse_shell(command)
+    assert not line.sure and doubt in line.doubts[0]
+
+
+def test_a_line_that_does_not_parse_is_still_split_for_deny_rules() -> None:
+    line = parse_shell("[[ -f x ]] && rm -rf x")
+    assert not line.sure
+    assert ("rm", "-rf", "x") in [c.words for c in line.commands]
 
 
 # -- parsing rules ---------------------------------------------------------------------------------
@@ -244,3 +273,90 @@ def test_always_rules_are_the_narrowest(ws: Path, tmp_path: Path) -> None:
     assert rules(TOOLS["bash"], {"command": "$CMD arg"}) == []
     assert rules(TOOLS["bash"], {"command": "[[ -x y ]]"}) == []
     assert "only this call" in p.describe_rule(TOOLS["bash"], {"command": "[[ -x y ]]"})
+
+
+# -- item 9 of issue 18: changes the suite once let through ---------------------------------------
+
+
+def test_a_deny_rule_sees_a_bash_redirect_target(ws: Path) -> None:
+    """`deny Edit(secrets/**)` with `allow Bash(echo:*)`: `echo x > secrets/key` is refused, not
+    merely asked (and in auto-edit mode, where redirects in the workspace run, it would run)."""
+    for mode in ("ask", "auto-edit", "yolo"):
+        p = perms(ws, mode, allow=["Bash(echo:*)"], deny=["Edit(secrets/**)"])
+        decision = p.decide(TOOLS["bash"], {"command": "echo x > secrets/key"})
+        assert decision.action == "deny", mode
+        assert "Edit(secrets/**)" in decision.reason
+        assert bash(p, "echo x > notes.txt") == ("ask" if mode == "ask" else "allow")
+
+
+def test_a_call_matching_an_ask_and_a_deny_rule_is_refused(ws: Path) -> None:
+    p = perms(ws, allow=["Bash"], ask=["Bash(rm:*)"], deny=["Bash(rm -rf:*)"])
+    decision = p.decide(TOOLS["bash"], {"command": "rm -rf build"})
+    assert decision.action == "deny" and "Bash(rm -rf:*)" in decision.reason
+    assert bash(p, "rm build") == "ask"
+    edit = perms(ws, "auto-edit", ask=["Edit(src/**)"], deny=["Write(src/*.lock)"])
+    assert edit.decide(TOOLS["write_file"], {"path": "src/a.lock", "content": ""}).action == "deny"
+    assert edit.decide(TOOLS["write_file"], {"path": "src/a.py", "content": ""}).action == "ask"
+
+
+def test_a_bare_edit_rule_covers_write_file_and_a_bare_write_rule_edit_file(ws: Path) -> None:
+    write = {"path": "a.py", "content": ""}
+    edit = {"path": "a.py", "old_string": "a", "new_string": "b"}
+    assert perms(ws, allow=["Edit"]).decide(TOOLS["write_file"], write).action == "allow"
+    assert perms(ws, allow=["Write"]).decide(TOOLS["edit_file"], edit).action == "allow"
+    assert perms(ws, "auto-edit", deny=["Edit"]).decide(TOOLS["write_file"], write).action == "deny"
+    assert perms(ws, allow=["Edit"]).decide(TOOLS["bash"], {"command": "ls"}).action == "ask"
+
+
+# -- symlinks: a path rule matches a link by its target ---------------------------------------------
+
+
+def test_an_allow_rule_does_not_allow_an_edit_through_a_symlink_out_of_its_scope(ws: Path) -> None:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "x").symlink_to("../.git/config")
+    (ws / "src" / "real.py").write_text("a\n")
+    (ws / "src" / "alias.py").symlink_to("real.py")
+    p = perms(ws, allow=["Edit(src/**)"])
+    edit = {"old_string": "a", "new_string": "b"}
+    decision = p.decide(TOOLS["edit_file"], {"path": "src/x", **edit})
+    assert decision.action == "ask"
+    assert p.decide(TOOLS["write_file"], {"path": "src/x", "content": ""}).action == "ask"
+    assert p.decide(TOOLS["edit_file"], {"path": "src/alias.py", **edit}).action == "allow"  # target in src
+    assert p.decide(TOOLS["edit_file"], {"path": "src/real.py", **edit}).action == "allow"
+    p.add_rule("Bash(echo:*)", "allow")
+    assert bash(p, "echo x > src/x") == "ask"
+    assert bash(p, "echo x > src/new.txt") == "allow"
+    # "always allow" saves the file the link points to, which is what a rule can match
+    assert p.always_rules(TOOLS["edit_file"], {"path": "src/x", **edit}) == ["Edit(.git/config)"]
+
+
+def test_a_deny_rule_matches_a_symlink_by_its_target_and_its_own_path(ws: Path) -> None:
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key").write_text("k\n")
+    (ws / "notes").symlink_to("secrets/key")
+    (ws / "secrets" / "pub").symlink_to("../public.txt")
+    p = perms(ws, "yolo", deny=["Read(secrets/**)"])
+    assert p.decide(TOOLS["read_file"], {"path": "notes"}).action == "deny"
+    assert p.decide(TOOLS["grep"], {"pattern": "k", "path": "notes"}).action == "deny"
+    assert p.decide(TOOLS["read_file"], {"path": "secrets/pub"}).action == "deny"  # the link's own path
+    assert p.decide(TOOLS["read_file"], {"path": "other.txt"}).action == "allow"
+    p.add_rule("Bash(cat:*)", "allow")
+    assert bash(p, "cat < notes") == "deny"
+
+
+def test_quoted_text_never_reaches_bashlex() -> None:
+    """bashlex allocates without end on `'${esac<newline>x'for ` (a quoted string it misreads): the
+    scan hands it a marker instead. Run in a child with a memory cap, so a regression fails the test
+    instead of the machine."""
+    probe = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1_000_000_000, 1_000_000_000))\n"
+        "from agent_cli.tools.shell import parse_shell\n"
+        "line = parse_shell(\"'${esac\\nx'for \")\n"
+        "print(line.commands[0].words, line.doubts)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == "('${esac\\nxfor',) ()"

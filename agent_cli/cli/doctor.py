@@ -76,7 +76,7 @@ def _checked(sandbox: Sandbox) -> list[str]:
         launch = Sandbox(sandbox.policy, scratch, home=sandbox.home).launch("ask", False)
         fd = filter_fd(launch.seccomp) if launch.seccomp else None
         argv = [*launch.prefix, *(("--seccomp", str(fd)) if fd is not None else ())]
-        argv += ["/bin/bash", "-c", SCRIPT, "doctor", str(outside), str(port), sock, sys.executable]
+        argv += ["/bin/bash", "-c", SCRIPT, "doctor", str(outside), str(port), sock, _interpreter()]
         try:
             done = subprocess.run(
                 argv,
@@ -166,3 +166,9 @@ def _scratch() -> Iterator[tuple[Path, Path, int, str]]:
             server.close()
             unix.close()
             outside.unlink(missing_ok=True)
+
+
+def _interpreter() -> str:
+    """The Python the check script runs: the interpreter itself, not a venv's link to it (a venv
+    under /tmp is hidden by the sandbox's private /tmp)."""
+    return os.path.realpath(getattr(sys, "_base_executable", sys.executable))

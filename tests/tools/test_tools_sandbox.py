@@ -28,6 +28,9 @@ from agent_cli.tools.sandbox.seccomp import unix_socket_filter
 
 MISSING = "/nonexistent/bin/bwrap"
 
+# the interpreter itself, not a venv's link to it: a venv under /tmp is hidden by the sandbox's private /tmp
+BASE_PYTHON = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
 
 def confined(ws: Path, permission: str = "yolo", **policy) -> ToolContext:
     sandbox = Sandbox(SandboxPolicy(**policy), ws)
@@ -320,7 +323,7 @@ async def test_unix_sockets_are_refused_unless_the_person_allows_them(ws: Path, 
     if not unix_socket_filter().available:
         pytest.skip(f"no seccomp filter here: {unix_socket_filter().problem}")
     connect = (
-        f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        f'{BASE_PYTHON} -c "import socket; s = socket.socket(socket.AF_UNIX); '
         f"s.connect('{unix_server}'); print('connected')\""
     )
     refused = await bash(confined(ws), connect)

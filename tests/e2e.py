@@ -4,6 +4,7 @@ keeps the person's own API keys and config out of it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -73,3 +74,21 @@ def script_reads(server: FakeAnthropic | FakeOpenAI, names: list[str], answer: s
     for name in names:
         server.push(tool_call("read_file", {"path": name}))
     server.push(text(answer))
+
+
+def user_config(workspace: Path, text: str) -> None:
+    """The person's own ~/.config/agent/config.toml (the XDG_CONFIG_HOME `clean_env` sets)."""
+    path = workspace / ".cfg" / "agent" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def tool_results(server: FakeAnthropic) -> list[str]:
+    """The tool_result texts of the server's last request, in order."""
+    out = []
+    for message in server.requests[-1]["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                content = block["content"]
+                out.append(content if isinstance(content, str) else json.dumps(content))
+    return out

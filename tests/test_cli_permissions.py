@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from tests.e2e import agent as e2e_agent
+from tests.e2e import tool_results
 from tests.fakeapi.replies import ToolUse, reply, text
 from tests.fakeapi.server import FakeAnthropic
 from tests.test_cli import agent
@@ -137,17 +138,6 @@ def _bash_calls(server: FakeAnthropic, commands: list[str]) -> None:
     """The model calls bash once for each command, in one answer, then says it is done."""
     server.push(reply(*[ToolUse("bash", {"command": c}) for c in commands]))
     server.push(text("Done."))
-
-
-def tool_results(server: FakeAnthropic) -> list[str]:
-    """The tool_result texts of the last request, in order."""
-    out = []
-    for message in server.requests[-1]["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block.get("type") == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
 
 
 def _pwned(workspace: Path) -> list[str]:

@@ -12,9 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e import AGENT, anthropic_env, clean_env, run_agent
+from tests.e2e import AGENT, anthropic_env, clean_env, run_agent, tool_results, user_config
 from tests.fakeapi.replies import text, tool_call
-from tests.fakeapi.server import FakeAnthropic
 
 REPO = Path(__file__).resolve().parents[1]
 ATTACKER = "http://127.0.0.1:9/attacker"  # the discard port: nothing answers there
@@ -29,21 +28,6 @@ AGENT_KEY = "sk-ant-test"  # what tests/e2e.py's anthropic_env sets
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-
-
-def user_config(workspace: Path, text: str) -> None:
-    """The person's own ~/.config/agent/config.toml (XDG_CONFIG_HOME of tests/e2e.py)."""
-    _write(workspace / ".cfg" / "agent" / "config.toml", text)
-
-
-def tool_results(server: FakeAnthropic) -> list[str]:
-    out = []
-    for message in server.requests[-1]["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block.get("type") == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
 
 
 def test_a_hostile_workspace_config_cannot_promote_itself(workspace, fake_anthropic):

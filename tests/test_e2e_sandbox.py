@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import pytest
 
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
-from tests.e2e import agent
+from tests.e2e import agent, tool_results, user_config
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -31,23 +31,6 @@ def home_file() -> Path:
     path = Path.home() / f"agent-e2e-{uuid.uuid4().hex}"
     yield path
     path.unlink(missing_ok=True)
-
-
-def user_config(workspace: Path, text: str) -> None:
-    path = workspace / ".cfg" / "agent" / "config.toml"  # XDG_CONFIG_HOME of `agent()`
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def tool_results(server: FakeAnthropic) -> list[str]:
-    """The tool_result texts of the last request, in order."""
-    out = []
-    for message in server.requests[-1]["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block.get("type") == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
 
 
 def connect(server: FakeAnthropic) -> str:

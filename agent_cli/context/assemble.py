@@ -19,12 +19,15 @@ from typing import Any
 from agent_cli.context.cache import (
     REUSE_LAST,
     REUSE_PREVIOUS,
+    REUSE_STAIR,
     REUSE_SUMMARY,
     REUSE_SYSTEM,
     Candidate,
     cache_control,
     can_anchor,
     choose_breakpoints,
+    request_ends,
+    stair_index,
 )
 from agent_cli.context.invariants import is_summary
 from agent_cli.context.tokens import REQUEST_OVERHEAD, TokenCounter
@@ -124,6 +127,14 @@ class Assembler:
             candidates.append(
                 Candidate(summary[0], summary[1], cumulative[summary[0]], REUSE_SUMMARY, "summary")
             )
+        stair = None
+        if summary is None:
+            ends = request_ends([str(m.get("role")) for m in api])
+            stair = stair_index([_blocks(m) for m in api], previous_last_index, ends)
+        if stair is not None and _last_anchor(api[stair]) >= 0:
+            candidates.append(
+                Candidate(stair, _last_anchor(api[stair]), cumulative[stair], REUSE_STAIR, "stair")
+            )
         if previous_last_index is not None and 0 <= previous_last_index < len(api):
             block = _last_anchor(api[previous_last_index])
             candidates.append(
@@ -198,6 +209,11 @@ def _sendable(block: Block) -> bool:
     if block.type == "text":
         return bool(block.text.strip())
     return True
+
+
+def _blocks(message: dict[str, Any]) -> int:
+    content = message["content"]
+    return len(content) if isinstance(content, list) else 1
 
 
 def _last_anchor(message: dict[str, Any]) -> int:

@@ -24,6 +24,8 @@ REUSE_SYSTEM = 0.95  # tools + system: every request of the session shares it
 REUSE_SUMMARY = 0.9  # stable until the next compaction
 REUSE_PREVIOUS = 0.9  # written by the previous request: read by this one
 REUSE_LAST = 0.8  # read by the next request if the person goes on within the TTL
+REUSE_STAIR = 0.5  # read only when a clear changes the view after it (see `stair_index`)
+LOOKBACK = 20  # block boundaries the API checks before each breakpoint for a cached prefix
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class Candidate:
     block: int
     covers: int  # tokens of the prefix ending with this block
     reuse: float
-    reason: Literal["system", "summary", "previous", "last"]
+    reason: Literal["system", "summary", "stair", "previous", "last"]
 
     @property
     def value(self) -> float:
@@ -63,6 +65,29 @@ def choose_breakpoints(
         : max(0, min(limit, MAX_BREAKPOINTS))
     ]
     return sorted(ranked, key=lambda c: c.position)
+
+
+def stair_index(block_counts: Sequence[int], previous: int | None, ends: Sequence[int]) -> int | None:
+    """The message that ends the "stair" prefix: the end of an earlier request (`ends`: its entry
+    was written then) LOOKBACK to 2 × LOOKBACK blocks before the previous request's end, on a grid
+    of LOOKBACK blocks so that consecutive requests mark the same message, which keeps its entry
+    alive, until the grid moves on. A clear of anything after it then rewrites only what follows it,
+    not the whole conversation (tiers/pricing.py prices that). Marking it costs nothing: it lies
+    inside the prefix the request reads. None when there is no such request end."""
+    if previous is None or previous < 1:
+        return None
+    running, cumulative = 0, []
+    for count in block_counts[: previous + 1]:
+        running += count
+        cumulative.append(running)
+    grid = (cumulative[previous] - LOOKBACK) // LOOKBACK * LOOKBACK
+    found = [e for e in ends if 0 <= e < previous and cumulative[e] <= grid]
+    return max(found) if grid > 0 and found else None
+
+
+def request_ends(roles: Sequence[str]) -> list[int]:
+    """Messages that ended a request: each one right before an assistant message."""
+    return [i for i in range(len(roles) - 1) if roles[i] == "user" and roles[i + 1] == "assistant"]
 
 
 def cache_control(ttl: str) -> dict[str, str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import TTL_SECONDS, CacheMonitor
+from agent_cli.context.ghosts import Ghosts
 from agent_cli.context.intake import Appended, PasteNumbers, as_injection, words_as_kept
 from agent_cli.context.invariants import assert_valid
 from agent_cli.context.ledger import Ledger
@@ -48,6 +49,7 @@ from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, 
 
 if TYPE_CHECKING:
     from agent_cli.context.policy import Policy
+    from agent_cli.context.reuse import Predictor
 
 LEDGER_RENDER_CHARS = 24_000  # the ledger as the tiers see it (oldest messages shortened beyond this)
 
@@ -71,6 +73,7 @@ class ContextEngine:
         debug: bool = False,
         file_reader: Callable[[str], str | None] | None = None,
         on_compaction: Callable[[list[Message], Compaction], None] | None = None,
+        predictor: Predictor | None = None,
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
@@ -79,6 +82,7 @@ class ContextEngine:
         self._server_ceiling: int | None = None  # the server's own limit, learnt from "prompt is too long"
         self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
         self.on_compaction = on_compaction  # sees (view before, compaction) of each one applied (replay)
+        self.predictor = predictor  # None: context/reuse.py (replay's oracle knows the future)
         self.counter = counter or TokenCounter(model.name)
         self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
         self.user_context = user_context
@@ -105,6 +109,7 @@ class ContextEngine:
         self._cost = 0.0
         self._compactions = 0
         self._offloads = 0
+        self.ghosts = Ghosts()  # what T1 cleared, and the misses when the model came back for it
 
     # -- the view ------------------------------------------------------------------------------------
     @property
@@ -154,7 +159,8 @@ class ContextEngine:
         logged = message if merged else words_as_kept(message, self._view[index])
         self._observe(logged)
         self._check()
-        return Appended(message, compactions, logged)
+        misses = self.ghosts.observe(message, self._used())
+        return Appended(message, compactions, logged, misses)
 
     def _observe(self, message: Message) -> None:
         for ref, text in self.ledger.observe(message).items():
@@ -275,6 +281,9 @@ class ContextEngine:
             tool_compactable=self.tool_compactable,
             prompts=load_prompt,
             reattach=self.reattachments,
+            reuse=self.ghosts.stats(),
+            cached=self.requests.cached_ends(self.clock(), self.config.cache_ttl_seconds),
+            predictor=self.predictor,
         )
 
     def reattachments(self) -> list[Block]:
@@ -307,6 +316,7 @@ class ContextEngine:
         self.counter.set_model(model.name)
         self.cache.cache_min_tokens = model.cache_min_tokens
         self.cache.reset()
+        self.requests.changed_from(0)
         self.tokens.prefix_changed()
 
     def set_tools(self, tools: list[dict[str, Any]]) -> None:
@@ -322,6 +332,7 @@ class ContextEngine:
         view = apply_compaction(self._view, compaction)  # validates the spans first
         if self.on_compaction is not None:
             self.on_compaction(list(self._view), compaction)
+        self.ghosts.cleared(self._view, compaction, self.counter.text)
         if store_originals:
             for ref, text in compaction.originals.items():
                 self.store.put(ref, text)
@@ -331,6 +342,7 @@ class ContextEngine:
         self._view = view
         if spans:
             self.tokens.invalidate_from(spans[0].start)
+            self.requests.changed_from(spans[0].start)
         self._pastes.saw(compaction.refs)
         if compaction.tier == "clear":
             self.ledger = Ledger()

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from agent_cli.context.ghosts import Miss
 from agent_cli.context.model import Compaction
 from agent_cli.context.offload import wrap
 from agent_cli.core.types import Block, Message
@@ -20,6 +21,7 @@ class Appended:
     message: Message  # as placed in the view (injections merged, env on first message), BEFORE T0
     compactions: list[Compaction]  # T0 compactions already applied after it (digest: the policy's)
     logged: Message | None = None  # what to log: `message` with a person's offloaded paste as kept
+    misses: list[Miss] = field(default_factory=list)  # cleared items its tool calls came back for
 
     @property
     def to_log(self) -> Message:

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from agent_cli.context.eviction import Bet
 from agent_cli.core.types import Block, Message
+
+if TYPE_CHECKING:
+    from agent_cli.context.reuse import Predictor, ReuseStats
 
 TierName = Literal["T0", "T1", "T2", "T3", "T4", "T5", "digest", "clear"]
 
@@ -30,19 +34,15 @@ class ContextConfig:
     offload_paste_chars: int = 50_000
     preview_chars: int = 2_000
     output_ceiling_chars: int = 100_000_000  # a tool's output is stored in full up to this (then head+tail)
-    # T1
-    micro_fraction: float = (
-        0.30  # DESIGN says 0.50; the cost-benefit check in T1 is the real gate (see micro.py)
-    )
-    micro_min_prunable_tokens: int = 15_000
-    micro_keep_recent: int = 3
+    # T1: every clear a priced bet (context/eviction.py); the three constants below are chosen by
+    # leave-one-out over real sessions (bench/loo.py, bench/RESULTS.md)
+    miss_penalty_tokens: float = 20_000  # what acting without a cleared text costs beyond re-reading it
+    forecast_ratio: float = 1.0  # requests still to come = this × requests made so far (Lindy) ...
+    forecast_cap: int = 0  # ... at most this many (0: no cap)
+    micro_keep_recent: int = 3  # the "masking" policy's unpriced T1 keeps this many recent results
     micro_keep_chars: int = 120
     micro_collapse: bool = True  # old cleared pairs become digest lines (tiers/collapse.py)
     micro_coarse_calls: int = 40  # digest lines older than this many calls: one line per message (0: off)
-    # the working set (context/working_set.py): files still worked on keep their reads and edits,
-    # up to this fraction of the budget; T1, T3 and digest leave them alone (0 turns it off)
-    working_set_fraction: float = 0.07
-    working_set_calls: int = 12  # a file touched within this many tool calls is being worked on
     cache_ttl_seconds: float = 300.0  # 5 min; 3600 with cache_ttl = "1h"
     # T3
     region_fraction: float = 0.70
@@ -108,6 +108,7 @@ class Compaction:
     refs: tuple[str, ...] = ()  # every ref a recall can bring back
     summary: str = ""  # the summary text (T2/T4/T5), shown by the UI
     originals: dict[str, str] = field(default_factory=dict)  # ref -> original text, written to the store
+    bet: Bet | None = None  # T1: the priced decision behind it (forecast, saving, risk, rewrite)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +119,7 @@ class Compaction:
             "refs": list(self.refs),
             "summary": self.summary,
             "replacements": [r.to_json() for r in self.replacements],
+            **({"bet": self.bet.to_json()} if self.bet is not None else {}),
         }
 
     @classmethod
@@ -130,6 +132,7 @@ class Compaction:
             after=int(data.get("after", 0)),
             refs=tuple(data.get("refs", [])),
             summary=data.get("summary", ""),
+            bet=Bet.from_json(data["bet"]) if isinstance(data.get("bet"), dict) else None,
         )
 
 
@@ -176,6 +179,9 @@ class TierContext:
     tool_compactable: Callable[[str], bool] = lambda name: True
     prompts: Callable[[str], str] = lambda name: ""  # prompt template by name (prompts/<name>.md)
     reattach: Callable[[], list[Block]] = lambda: []  # pinned blocks to put back after T2/T4 (todo, files)
+    reuse: ReuseStats | None = None  # what this session's misses taught (context/ghosts.py)
+    cached: tuple[int, ...] | None = None  # view messages ending a prefix the API has cached (None: unknown)
+    predictor: Predictor | None = None  # None: context/reuse.py's predict (replay's oracle knows the future)
 
 
 class Tier(Protocol):

@@ -16,7 +16,10 @@ Named policies (`make_policy`), so replay compares them on the same work:
   auto threshold: tiers/subtask.py);
 - "none": nothing but T5;
 - "claude-code": only T4 at 83.5%, nothing earlier;
-- "masking": every turn the last 10 tool results are kept and older ones cleared (T1, no conditions).
+- "masking": every turn the last 10 tool results are kept and older ones cleared (T1, no conditions);
+- "api-clear", "api-compact": what the Anthropic API's context editing and server-side compaction
+  would do with their documented defaults (tiers/api_edits.py), so ours is compared with the free
+  alternatives.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from agent_cli.context.model import Compaction, Tier, TierContext, apply_compaction
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
+from agent_cli.context.tiers.api_edits import ApiClear, ApiCompact
 from agent_cli.context.tiers.micro import is_cache_cold
 from agent_cli.context.tiers.selection import is_person_message
 from agent_cli.context.tiers.subtask import SubtaskCompact
@@ -45,6 +49,8 @@ class PolicySpec:
     auto_fraction: float | None = None  # None: config.auto_fraction
     digest: bool = True  # honour config.tool_trace == "digest"
     subtask: bool = False  # T3 at a finished todo item, above half the auto threshold (tiers/subtask.py)
+    api_clear: bool = False  # the API's context editing instead of our tiers (tiers/api_edits.py)
+    api_compact: bool = False  # the API's server-side compaction instead of our tiers
 
 
 POLICIES: dict[str, PolicySpec] = {
@@ -56,6 +62,12 @@ POLICIES: dict[str, PolicySpec] = {
     ),
     "masking": PolicySpec(
         "masking", micro=False, masking_keep=10, region=False, memory=False, full=False, digest=False
+    ),
+    "api-clear": PolicySpec(
+        "api-clear", micro=False, region=False, memory=False, full=False, digest=False, api_clear=True
+    ),
+    "api-compact": PolicySpec(
+        "api-compact", micro=False, region=False, memory=False, full=False, digest=False, api_compact=True
     ),
 }
 
@@ -77,13 +89,15 @@ class Policy:
         self.spec = spec or POLICIES["default"]
         self.name = self.spec.name
         self.micro = MicroCompact()
-        self.masking = MicroCompact(keep_recent=self.spec.masking_keep, collapse=False, working_set=False)
+        self.masking = MicroCompact(keep_recent=self.spec.masking_keep or 0, collapse=False)
         self.memory = MemoryCompact()
         self.region = RegionCompact()
         self.subtask = SubtaskCompact()
         self.full = FullCompact()
         self.emergency_tier = Emergency()
         self.digest = Digest()
+        self.api_clear = ApiClear()
+        self.api_compact = ApiCompact()
         self.halted_reason = ""
         self.warn = False
         self.strikes = 0
@@ -137,6 +151,10 @@ class Policy:
             await step(self.digest, "digest")
         if spec.masking_keep is not None:
             await step(self.masking, "masking")
+        if spec.api_clear:
+            await step(self.api_clear, "api_clear")
+        if spec.api_compact:
+            await step(self.api_compact, "api_compact")
         lossy_allowed = config.auto_compact and not self.halted_reason
         if spec.subtask and lossy_allowed and ctx.used >= self.auto_threshold(ctx) / 2:
             await step(self.subtask, "subtask")  # first: a finished item's traffic as one region

@@ -28,6 +28,7 @@ class Requests:
         self.cache = cache
         self.ttl = ttl
         self.clock = clock
+        self.cached: dict[int, float] = {}  # view message index -> when a prefix ending there was cached
 
     def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """The next request; its metadata holds what `read_usage` reads the response against."""
@@ -44,7 +45,21 @@ class Requests:
             stable_tokens=stable if request.metadata.get("breakpoints") else 0,
         )
         self.tokens.built_length = len(view)
+        for point in request.metadata.get("breakpoints", ()):
+            reason, _, where = str(point).partition("@")
+            message = int(where.split(".")[0])
+            if message >= 0 and (reason != "stair" or message in self.cached):
+                self.cached[message] = now  # a stair only refreshes an entry an earlier request wrote
         return request
+
+    def changed_from(self, index: int) -> None:
+        """The view changed from message `index` on: prefixes ending there or later are no longer
+        what the next request sends (its cached entries cannot be read)."""
+        self.cached = {m: t for m, t in self.cached.items() if m < index}
+
+    def cached_ends(self, now: float, ttl: float) -> tuple[int, ...]:
+        """Message indices where the API still holds a prefix of this view (within the cache TTL)."""
+        return tuple(sorted(m for m, t in self.cached.items() if now - t <= ttl))
 
     def side(self, view: list[Message], model: ModelInfo, ask: Message, max_tokens: int) -> Request:
         """`view` exactly as the next request would send it (its cached prefix is read), `ask` last."""

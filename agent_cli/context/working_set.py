@@ -1,4 +1,4 @@
-"""The working set: tool traffic the model is still working with, which T1, T3 and digest leave alone.
+"""Files' pictures: what of each file the view still shows, which context/reuse.py values.
 
 Computed from the view alone, by code (no model), so a replayed view gets the same answer:
 
@@ -8,20 +8,14 @@ Computed from the view alone, by code (no model), so a replayed view gets the sa
   same file needs the rest of it. A read of the whole file shows it as it is now, so everything before
   it in the picture (the written content, the edits, partial reads) is superseded. What the picture no
   longer holds is *stale*: superseded reads, text written over, edits before the last whole write or
-  whole read.
-- the working files: files named in the todo list or in the last failing command's output (a bash
-  result with a non-zero exit) first, then the files touched (read, edited, written) within the last
-  `working_set_calls` tool calls, most recent first. Their pictures are kept in that order while they
-  fit in `working_set_fraction` of the budget; a picture larger than what is left is skipped, the
-  next one may still fit.
+  whole read. A failed call touches nothing.
+- `named_files`: files named in the latest todo list, in the last failing command's output (a bash
+  result with a non-zero exit) or in given texts (the person's words).
 
-Why bounded: every kept token is read again by every later request (0.1x each), so keeping a file
-costs about what re-reading it once costs (the context read from the cache plus the file) after a
-few dozen requests. On real sessions nearly every edit follows the last touch of its file within a
-dozen calls; the bounds keep what is likely needed and let the rest go, recallable.
-
-Everything outside the working set may be cleared; stale outputs may be cleared even among the most
-recent results T1 otherwise keeps. Every cleared result stays recallable by its ref.
+What is kept is not decided here: every clear is priced (context/eviction.py) with the probability
+context/reuse.py gives each picture; `WorkingSet` is the outcome T3 and digest leave whole
+(tiers/pricing.py:valued). Stale outputs are worth nothing and may be cleared even among the most
+recent results. Every cleared result stays recallable by its ref.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent_cli.context.model import TierContext, TokenCount
 from agent_cli.core.types import Block, Message
 
 READ_TOOLS = frozenset({"read_file", "Read"})
@@ -56,12 +49,14 @@ class WorkingSet:
 
 
 @dataclass
-class _File:
+class FilePicture:
     path: str
     last: int = -1  # number of the last call that touched it (calls counted from the start of the view)
     picture: list[str] = field(default_factory=list)  # tool_use ids, oldest first
     reads: list[tuple[str, int, int]] = field(default_factory=list)  # (id, first line, last line)
     stale: list[str] = field(default_factory=list)
+    edited: bool = False  # edited or written in view: the picture holds the model's own changes
+    whole: bool = False  # the picture starts with a read of the whole file
 
 
 def _name(block: Block) -> str:
@@ -86,8 +81,9 @@ def _range(block: Block) -> tuple[int, int]:
     return first, (first + limit - 1 if limit > 0 else WHOLE)
 
 
-def _files(view: Sequence[Message]) -> dict[str, _File]:
-    files: dict[str, _File] = {}
+def pictures(view: Sequence[Message]) -> dict[str, FilePicture]:
+    """Each file's picture (see the module doc), by path."""
+    files: dict[str, FilePicture] = {}
     outputs = {b.tool_use_id: b for m in view if m.role == "user" for b in m.tool_results()}
     failed = {i for i, b in outputs.items() if b.is_error}
     calls = 0
@@ -99,13 +95,15 @@ def _files(view: Sequence[Message]) -> dict[str, _File]:
             name, path = _name(use), _path(use)
             if not path or use.id in failed or name not in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS:
                 continue
-            entry = files.setdefault(path, _File(path))
+            entry = files.setdefault(path, FilePicture(path))
             entry.last = calls
             if name in WRITE_TOOLS:
                 entry.stale += entry.picture
                 entry.picture, entry.reads = [use.id], []
+                entry.edited, entry.whole = True, True
             elif name in EDIT_TOOLS:
                 entry.picture.append(use.id)
+                entry.edited = True
             elif use.id in outputs and outputs[use.id].text.startswith(UNCHANGED_PREFIX):
                 entry.picture.append(use.id)  # "unchanged since": the earlier read still holds the text
             else:
@@ -113,6 +111,7 @@ def _files(view: Sequence[Message]) -> dict[str, _File]:
                 if (first, last) == (1, WHOLE):  # the whole file as it is now: all before is superseded
                     entry.stale += entry.picture
                     entry.picture, entry.reads = [use.id], [(use.id, first, last)]
+                    entry.edited, entry.whole = False, True
                     continue
                 covered = [r for r in entry.reads if first <= r[1] and r[2] <= last]
                 for old in covered:
@@ -124,9 +123,9 @@ def _files(view: Sequence[Message]) -> dict[str, _File]:
     return files
 
 
-def _named_files(view: Sequence[Message], paths: Sequence[str]) -> list[str]:
-    """Paths named in the latest todo list or the last failing command's output."""
-    texts: list[str] = []
+def named_files(view: Sequence[Message], paths: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
+    """Paths named in the latest todo list, the last failing command's output or the `extra` texts."""
+    texts: list[str] = list(extra)
     uses = {b.id: b for m in view if m.role == "assistant" for b in m.tool_uses()}
     todo = next(
         (b for m in reversed(view) if m.role == "assistant" for b in m.tool_uses() if _name(b) in TODO_TOOLS),
@@ -154,54 +153,3 @@ def _same_file(path: str, mentioned: str) -> bool:
     """`/repo/tests/x.py` and `tests/x.py` (or `x.py` and `tests/x.py`) name the same file."""
     path = path.lstrip("./")
     return path == mentioned or path.endswith("/" + mentioned) or mentioned.endswith("/" + path)
-
-
-def working_set(
-    view: Sequence[Message], counter: TokenCount, budget_tokens: int, recent_calls: int = 10**9
-) -> WorkingSet:
-    """The tool calls whose results and inputs the model is still working with (see the module doc):
-    files named in the todo list or a failing command's output, then files touched in the last
-    `recent_calls` tool calls, most recent first, while their pictures fit in `budget_tokens`."""
-    files = _files(view)
-    if not files:
-        return WorkingSet()
-    by_recency = sorted(files, key=lambda p: files[p].last, reverse=True)
-    named = _named_files(view, by_recency)
-    calls = sum(len(m.tool_uses()) for m in view if m.role == "assistant")
-    recent = [p for p in by_recency if p not in named and calls - files[p].last < recent_calls]
-    ranked = named + recent
-    blocks: dict[str, list[Block]] = {}
-    for message in view:
-        for block in message.blocks:
-            key = block.id if block.type == "tool_use" else block.tool_use_id
-            if key:
-                blocks.setdefault(key, []).append(block)
-    keep: set[str] = set()
-    chosen: list[str] = []
-    left = budget_tokens
-    for path in ranked:
-        cost = sum(_tokens(b, counter) for call in files[path].picture for b in blocks.get(call, ()))
-        if cost <= left:
-            left -= cost
-            keep.update(files[path].picture)
-            chosen.append(path)
-    stale = frozenset(call for f in files.values() for call in f.stale)
-    return WorkingSet(frozenset(keep), stale, tuple(chosen))
-
-
-def _tokens(block: Block, counter: TokenCount) -> int:
-    if block.type == "tool_result":
-        return counter.text(block.text)
-    if block.type == "tool_use":  # an edit's old text is not kept (T1 clears it): not counted
-        return sum(
-            counter.text(v) for k, v in block.input.items() if isinstance(v, str) and k not in SUPERSEDED_KEYS
-        )
-    return 0
-
-
-def for_context(view: Sequence[Message], ctx: TierContext) -> WorkingSet:
-    """The working set under the tier context's budget (`working_set_fraction` of it)."""
-    if ctx.config.working_set_fraction <= 0:
-        return WorkingSet()
-    budget = int(ctx.config.working_set_fraction * ctx.budget)
-    return working_set(view, ctx.counter, budget, ctx.config.working_set_calls)

@@ -32,6 +32,7 @@ from agent_cli.replay.calibration import (  # noqa: F401 - calibrate is part of 
 )
 from agent_cli.replay.claude_code import Transcript, load_claude_code, tool_compactable
 from agent_cli.replay.fidelity import EditCheck, FidelityProbe, fidelity
+from agent_cli.replay.oracle import Oracle
 from agent_cli.replay.our_log import load_our_log, looks_like_our_log
 from agent_cli.replay.recoverable import RecoverableCheck
 from agent_cli.replay.report import (
@@ -43,7 +44,17 @@ from agent_cli.replay.report import (
     reference,
 )
 
-POLICIES = ("default", "default+subtask", "none", "claude-code", "masking")
+POLICIES = (
+    "default",
+    "oracle",
+    "api-clear",
+    "api-compact",
+    "default+subtask",
+    "none",
+    "claude-code",
+    "masking",
+)
+CONTEXT_POLICY = {"oracle": "default"}  # replay policies that run a context policy with something more
 
 
 class ReplayError(AgentError):
@@ -169,7 +180,12 @@ async def replay_async(
     dump = _open_dump(dump_requests)
     try:
         result, checks = await _run(
-            transcript, policy, replace(config, policy=policy), model, summarizer, dump
+            transcript,
+            policy,
+            replace(config, policy=CONTEXT_POLICY.get(policy, policy)),
+            model,
+            summarizer,
+            dump,
         )
     finally:
         if dump is not None:
@@ -219,11 +235,12 @@ async def _run(
         tools=tools,
         store=store,
         summarizer=summarizer,
-        policy=make_policy(policy_name),
+        policy=make_policy(CONTEXT_POLICY.get(policy_name, policy_name)),
         clock=clock,
         tool_compactable=tool_compactable,
         counter=counter,
         on_compaction=recoverable.observe,
+        predictor=Oracle(transcript) if policy_name == "oracle" else None,
     )
     budget, _reserved = config.budget(model.context_window, model.max_output_tokens)
     sim = CacheSimulator(min_tokens=model.cache_min_tokens)

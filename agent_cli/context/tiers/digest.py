@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName
 from agent_cli.context.tiers.markers import make_ref
+from agent_cli.context.tiers.pricing import valued
 from agent_cli.context.tiers.rendering import render_transcript
 from agent_cli.context.tiers.selection import is_person_message, last_person_index, tool_target
 from agent_cli.context.tiers.splice import tokens_of
-from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 
@@ -98,7 +98,7 @@ class Digest:
         originals: dict[str, str] = {}
         refs: list[str] = []
         saved = 0
-        ws = for_context(view, ctx)
+        ws = valued(view, ctx)
         for start, end in finished_runs(view, last):
             run = view[start:end]
             if any(ws.keeps(u.id) for m in run for u in m.tool_uses()):

@@ -1,32 +1,37 @@
-"""T1 micro-compaction: old tool results of compactable tools become one-line placeholders.
+"""T1 micro-compaction: old tool results and the large inputs of old calls become one-line placeholders.
 
 Lossless by recall: every cleared body is written to the store under its ref (the tool_use_id, or
 the ref it already had when T0 offloaded it — then the full text is in the store already and is not
 overwritten by the preview). tool_use blocks stay, so every pair stays intact.
 
+What goes is a priced bet (tiers/pricing.py, context/eviction.py): each clearable item gets a
+probability of being needed again (context/reuse.py: what it is, how old, what names it, what the
+session's misses have taught); clearing it saves its holding over the forecast of the remaining
+requests and risks a miss; items are cleared only where the saving beats the cache rewrite the clear
+causes, or where the view must shrink below the next tier's threshold. Stale outputs (a superseded
+read, text written over, an applied edit's old text) are worth nothing. When the clear rewrites the
+cache from far back anyway, cleared pairs are also folded into digest lines (collapse.py) and old
+digest lines coarsened (coarsen.py): the step is priced once more with what folding saves and the
+rewrite it causes, and the cheaper of the two (with or without folding) is made — or nothing.
+
 Triggers:
-- "cache_cold": idle longer than the cache TTL; the cached prefix is gone anyway, so clearing is free.
-- "pressure": usage >= micro_fraction of the budget, >= micro_min_prunable_tokens prunable, and the
-  saving over the expected remaining requests outweighs rewriting the cache from the first cleared
-  block: each later request would read the cleared tokens from the cache at 0.1x, while the suffix
-  after the first cleared block is written once at 1.25x instead of read at 0.1x:
-      saved * 0.1 * expected_requests > rewrite * (1.25 - 0.1)
-  expected_requests follows the session's own pace (a session that has made N requests is expected
-  to make about N more, at least MIN_EXPECTED_REQUESTS): long sessions clear earlier, short ones never
-  pay a rewrite they cannot earn back.
-- anything else ("masking", "manual", ...): clear unconditionally.
+- "cache_cold": idle longer than the cache TTL; the cached prefix is gone, so there is no rewrite to pay;
+- "pressure": before each request, when the bet pays (or space requires it);
+- anything else ("masking", "manual", ...): clear every older result, unconditionally (no pricing).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from agent_cli.context.eviction import bet_of
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
-from agent_cli.context.tiers.coarsen import calls_in, coarsen
+from agent_cli.context.tiers.coarsen import coarsen
 from agent_cli.context.tiers.collapse import collapse
 from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
+from agent_cli.context.tiers.pricing import Choice, choose, large_keys
 from agent_cli.context.tiers.selection import (
     is_compacted_result,
     read_range,
@@ -35,12 +40,8 @@ from agent_cli.context.tiers.selection import (
     tool_uses_by_id,
 )
 from agent_cli.context.tiers.splice import tokens_of
-from agent_cli.context.working_set import READ_TOOLS, SUPERSEDED_KEYS, WorkingSet, for_context
+from agent_cli.context.working_set import READ_TOOLS
 from agent_cli.core.types import Message
-
-MIN_EXPECTED_REQUESTS = 5
-CACHE_READ = 0.1
-CACHE_WRITE = 1.25
 
 
 def placeholder(tool: str, target: str, chars: int, ref: str, lines: tuple[int, int] | None = None) -> str:
@@ -53,196 +54,157 @@ def placeholder(tool: str, target: str, chars: int, ref: str, lines: tuple[int, 
     return f"{CLEARED_PREFIX}{what}, {chars} chars; recall ref {ref}]"
 
 
-def clearable_keys(tool_input: dict, limit: int, in_working_set: bool) -> list[str]:
-    """Keys of an old call's input whose large strings T1 may replace by a placeholder. A call of
-    the working set keeps what is still the file (the new text, the written content); only the
-    text an edit replaced may go."""
-    keys = [
-        k
-        for k, v in tool_input.items()
-        if isinstance(v, str) and len(v) > limit and not v.startswith(CLEARED_PREFIX)
-    ]
-    return [k for k in keys if k in SUPERSEDED_KEYS] if in_working_set else keys
-
-
-def expected_requests(view: Sequence[Message]) -> int:
-    """How many more requests a saving will ride on: as many as the view shows were made (Lindy).
-    A folded run counts its digest lines, one per call it stands for."""
-    made = sum(1 + calls_in(m, uses=False) for m in view if m.role == "assistant")
-    return max(MIN_EXPECTED_REQUESTS, made)
-
-
 def is_cache_cold(ctx: TierContext) -> bool:
     return ctx.last_request_at is not None and ctx.now - ctx.last_request_at > ctx.config.cache_ttl_seconds
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    message: int
-    block: int
-    ref: str
-    tool: str
-    target: str
-
-
 class MicroCompact:
-    """T1. `keep_recent` overrides config.micro_keep_recent (the "masking" policy keeps 10).
-    With `working_set` (the default policy), the working set (context/working_set.py) is never cleared."""
+    """T1. `keep_recent` set: the unpriced "masking" T1 (clear every result but the last
+    `keep_recent`, every turn); otherwise every clear is priced."""
 
     name: TierName = "T1"
 
-    def __init__(
-        self, keep_recent: int | None = None, collapse: bool = True, working_set: bool = True
-    ) -> None:
+    def __init__(self, keep_recent: int | None = None, collapse: bool = True) -> None:
         self.keep_recent = keep_recent
         self.collapse = collapse  # fold old cleared pairs into digest lines (tiers/collapse.py)
-        self.working_set = working_set
 
-    def protected(self, view: Sequence[Message], ctx: TierContext) -> WorkingSet:
-        return for_context(view, ctx) if self.working_set else WorkingSet()
-
-    def candidates(
-        self, view: Sequence[Message], ctx: TierContext, ws: WorkingSet | None = None
-    ) -> list[_Candidate]:
-        """Results that may be cleared, oldest first: not the most recent ones (unless stale), never
-        the working set's."""
-        ws = ws if ws is not None else self.protected(view, ctx)
-        uses = tool_uses_by_id(view)
-        found: list[_Candidate] = []
-        for i, message in enumerate(view):
-            if message.role != "user":
-                continue
-            for j, block in enumerate(message.blocks):
-                if block.type != "tool_result" or block.meta.pinned or block.meta.source == "compactor":
-                    continue
-                tool = result_tool_name(block, uses)
-                if not ctx.tool_compactable(tool):
-                    continue
-                use = uses.get(block.tool_use_id)
-                found.append(
-                    _Candidate(
-                        i,
-                        j,
-                        block.meta.ref or short_ref(block.tool_use_id),
-                        tool,
-                        tool_target(use.input) if use else "",
-                    )
-                )
-        keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
-        cut = max(0, len(found) - keep)
-        older = found[:cut] + [
-            c for c in found[cut:] if view[c.message].blocks[c.block].tool_use_id in ws.stale
-        ]
-        out = []
-        for c in older:
-            block = view[c.message].blocks[c.block]
-            if ws.keeps(block.tool_use_id):
-                continue
-            if len(block.text) > ctx.config.micro_keep_chars and not is_compacted_result(block):
-                out.append(c)
-        return out
-
-    def input_candidates(
-        self, view: Sequence[Message], ctx: TierContext, ws: WorkingSet | None = None
-    ) -> list[tuple[int, int]]:
-        """(message, block) of old tool_use blocks whose input carries large strings (a file written,
-        an edit's old and new text; in the working set only an edit's old text): the call stays,
-        those values become placeholders."""
-        ws = ws if ws is not None else self.protected(view, ctx)
-        found: list[tuple[int, int]] = []
-        for i, message in enumerate(view):
-            if message.role != "assistant":
-                continue
-            for j, block in enumerate(message.blocks):
-                if block.type == "tool_use" and not block.meta.pinned and ctx.tool_compactable(block.name):
-                    found.append((i, j))
-        keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
-        limit = ctx.config.micro_keep_chars
-        return [
-            (i, j)
-            for i, j in found[: max(0, len(found) - keep)]
-            if clearable_keys(view[i].blocks[j].input, limit, ws.keeps(view[i].blocks[j].id))
-        ]
+    def capacity(self, ctx: TierContext) -> float:
+        """The next tier's threshold: above it, space decides what goes (T3 and T4 are lossy)."""
+        fraction = ctx.config.region_fraction if ctx.summarizer is not None else ctx.config.auto_fraction
+        return fraction * ctx.budget
 
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         if trigger == "cache_cold" and not is_cache_cold(ctx):
             return None
-        if trigger == "pressure" and ctx.used < ctx.config.micro_fraction * ctx.budget:
+        if self.keep_recent is not None:
+            return self._masking(view, ctx, trigger)
+        cold = trigger == "cache_cold"
+        choice = choose(view, ctx, cold=cold, capacity=self.capacity(ctx))
+        if not choice.plan.chosen:
             return None
-        ws = self.protected(view, ctx)
-        chosen = self.candidates(view, ctx, ws)
-        inputs = self.input_candidates(view, ctx, ws)
-        by_message: dict[int, list[_Candidate]] = {}
-        for c in chosen:
-            by_message.setdefault(c.message, []).append(c)
-        inputs_by_message: dict[int, list[int]] = {}
-        for i, j in inputs:
-            inputs_by_message.setdefault(i, []).append(j)
-        originals: dict[str, str] = {}
-        refs: list[str] = []
-        replacements: list[SpanReplacement] = []
-        for index in sorted(set(by_message) | set(inputs_by_message)):
-            blocks = list(view[index].blocks)
-            for c in by_message.get(index, []):
-                old = blocks[c.block]
-                lines = read_range(old.text) if c.tool in READ_TOOLS else None
-                text = placeholder(c.tool, c.target if lines else "", len(old.text), c.ref, lines)
-                if not old.meta.ref:  # an offloaded result's full text is in the store already
-                    originals[c.ref] = old.text
-                refs.append(c.ref)
-                blocks[c.block] = replace(old, text=text, meta=replace(old.meta, ref=c.ref))
-            for j in inputs_by_message.get(index, []):
-                old = blocks[j]
-                ref = old.meta.ref or f"{short_ref(old.id)}-in"
-                if not old.meta.ref:  # cleared in part before: the whole input is stored already
-                    originals[ref] = json.dumps(old.input, ensure_ascii=False, indent=1)
-                refs.append(ref)
-                keys = clearable_keys(old.input, ctx.config.micro_keep_chars, ws.keeps(old.id))
-                cleared = {
-                    k: (f"{CLEARED_PREFIX}{len(v)} chars; recall ref {ref}]" if k in keys else v)
-                    for k, v in old.input.items()
-                }
-                blocks[j] = replace(old, input=cleared, meta=replace(old.meta, ref=ref))
-            replacements.append(
-                SpanReplacement(index, index + 1, (replace(view[index], blocks=tuple(blocks)),))
-            )
-        cleared = apply_compaction(view, Compaction("T1", trigger, tuple(replacements)))
+        cleared, originals, refs = clear(view, ctx, choice.results, choice.inputs)
+        options = [(cleared, dict(originals), list(refs))]
         if self.collapse and ctx.config.micro_collapse:
-            folded = collapse(cleared, small=ctx.config.micro_keep_chars, now=ctx.now, keep=ws.keep)
-            cleared = folded.view
-            originals.update(folded.originals)
-            refs += [r for r in folded.refs if r not in refs]
-            calls = ctx.config.micro_coarse_calls
-            if (
-                trigger == "cache_cold" and calls > 0
-            ):  # the cache is rewritten anyway: fold all but the recent
-                calls = min(calls, ctx.config.working_set_calls)
-            coarse = coarsen(cleared, coarse_calls=calls, working_files=ws.files)
-            cleared = coarse.view
-            originals.update(coarse.originals)
-            refs += [r for r in coarse.refs if r not in refs]
-        span = _changed_span(view, cleared)
+            folded = collapse(cleared, small=ctx.config.micro_keep_chars, now=ctx.now, keep=choice.keep)
+            coarse = coarsen(
+                folded.view, coarse_calls=ctx.config.micro_coarse_calls, working_files=choice.files
+            )
+            more = {**originals, **folded.originals, **coarse.originals}
+            options.append((coarse.view, more, _merged(refs, folded.refs, coarse.refs)))
+        best: Compaction | None = None
+        for new, kept, named in options:
+            span = _changed_span(view, new)
+            if span is None:
+                continue
+            saved = tokens_of(view[span.start : span.end], ctx.counter) - tokens_of(
+                span.messages, ctx.counter
+            )
+            bet = bet_of(
+                choice.plan.chosen,
+                choice.candidates,
+                choice.market,
+                freed=saved,
+                start=span.start,
+                forced=choice.plan.bet.forced,
+            )
+            if saved <= 0 or (bet.net <= 0 and not bet.forced):
+                continue
+            compaction = Compaction(
+                "T1", trigger, (span,), ctx.used, ctx.used - saved, tuple(named), originals=kept, bet=bet
+            )
+            if best is None or best.bet is None or bet.net > best.bet.net:
+                best = compaction
+        return best
+
+    def _masking(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
+        """Every result but the last `keep_recent`, and every large input before them, unpriced."""
+        uses = tool_uses_by_id(view)
+        results = [
+            (i, j)
+            for i, m in enumerate(view)
+            if m.role == "user"
+            for j, b in enumerate(m.blocks)
+            if b.type == "tool_result"
+            and not b.meta.pinned
+            and b.meta.source != "compactor"
+            and ctx.tool_compactable(result_tool_name(b, uses))
+        ]
+        calls = [
+            (i, j)
+            for i, m in enumerate(view)
+            if m.role == "assistant"
+            for j, b in enumerate(m.blocks)
+            if b.type == "tool_use" and not b.meta.pinned and ctx.tool_compactable(b.name)
+        ]
+        keep = self.keep_recent or 0
+        limit = ctx.config.micro_keep_chars
+        old = results[: max(0, len(results) - keep)]
+        chosen = frozenset(
+            (i, j)
+            for i, j in old
+            if len(view[i].blocks[j].text) > limit and not is_compacted_result(view[i].blocks[j])
+        )
+        inputs = {
+            (i, j): tuple(keys)
+            for i, j in calls[: max(0, len(calls) - keep)]
+            if (keys := large_keys(view[i].blocks[j].input, limit))
+        }
+        new, originals, refs = clear(view, ctx, chosen, inputs)
+        span = _changed_span(view, new)
         if span is None:
             return None
         saved = tokens_of(view[span.start : span.end], ctx.counter) - tokens_of(span.messages, ctx.counter)
         if saved <= 0:
             return None
-        if trigger == "pressure":
-            if saved < ctx.config.micro_min_prunable_tokens:
-                return None
-            # after clearing, the cache must be rewritten from the first changed message to the end
-            rewrite = tokens_of(view[span.start :], ctx.counter) - saved
-            if saved * CACHE_READ * expected_requests(view) <= rewrite * (CACHE_WRITE - CACHE_READ):
-                return None
         return Compaction(
-            tier="T1",
-            trigger=trigger,
-            replacements=(span,),
-            before=ctx.used,
-            after=ctx.used - saved,
-            refs=tuple(refs),
-            originals=originals,
+            "T1", trigger, (span,), ctx.used, ctx.used - saved, tuple(refs), originals=originals
         )
+
+
+def clear(
+    view: Sequence[Message],
+    ctx: TierContext,
+    results: frozenset[tuple[int, int]],
+    inputs: dict[tuple[int, int], tuple[str, ...]],
+) -> tuple[list[Message], dict[str, str], list[str]]:
+    """The view with `results` (message, block) replaced by placeholders and the `inputs` keys of
+    those tool_use blocks too; the originals to store and every ref."""
+    uses = tool_uses_by_id(view)
+    originals: dict[str, str] = {}
+    refs: list[str] = []
+    replacements: list[SpanReplacement] = []
+    touched = sorted({i for i, _ in results} | {i for i, _ in inputs})
+    for index in touched:
+        blocks = list(view[index].blocks)
+        for j, old in enumerate(blocks):
+            if (index, j) in results:
+                ref = old.meta.ref or short_ref(old.tool_use_id)
+                tool = result_tool_name(old, uses)
+                use = uses.get(old.tool_use_id)
+                lines = read_range(old.text) if tool in READ_TOOLS else None
+                target = tool_target(use.input) if use is not None and lines else ""
+                if not old.meta.ref:  # an offloaded result's full text is in the store already
+                    originals[ref] = old.text
+                refs.append(ref)
+                text = placeholder(tool, target, len(old.text), ref, lines)
+                blocks[j] = replace(old, text=text, meta=replace(old.meta, ref=ref))
+            elif (index, j) in inputs:
+                ref = old.meta.ref or f"{short_ref(old.id)}-in"
+                if not old.meta.ref:  # cleared in part before: the whole input is stored already
+                    originals[ref] = json.dumps(old.input, ensure_ascii=False, indent=1)
+                refs.append(ref)
+                keys = inputs[(index, j)]
+                cleared = {
+                    k: (f"{CLEARED_PREFIX}{len(v)} chars; recall ref {ref}]" if k in keys else v)
+                    for k, v in old.input.items()
+                }
+                blocks[j] = replace(old, input=cleared, meta=replace(old.meta, ref=ref))
+        replacements.append(SpanReplacement(index, index + 1, (replace(view[index], blocks=tuple(blocks)),)))
+    return apply_compaction(view, Compaction("T1", "", tuple(replacements))), originals, refs
+
+
+def _merged(*groups: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(r for group in groups for r in group))
 
 
 def _changed_span(old: Sequence[Message], new: Sequence[Message]) -> SpanReplacement | None:
@@ -256,3 +218,6 @@ def _changed_span(old: Sequence[Message], new: Sequence[Message]) -> SpanReplace
     while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
     return SpanReplacement(head, len(old) - tail, tuple(new[head : len(new) - tail]))
+
+
+__all__ = ["Choice", "MicroCompact", "clear", "is_cache_cold", "placeholder"]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from agent_cli.context.model import Compaction, SpanReplacement, Summarizer, TierContext, TierName
 from agent_cli.context.tiers.condense import Templates, condense
 from agent_cli.context.tiers.markers import POINTER_PREFIX, REGION_PREFIX, make_ref
+from agent_cli.context.tiers.pricing import valued
 from agent_cli.context.tiers.rendering import render_for_summary, render_transcript
 from agent_cli.context.tiers.selection import (
     find_tail_start,
@@ -30,7 +31,6 @@ from agent_cli.context.tiers.selection import (
     tool_target,
     tool_uses_by_id,
 )
-from agent_cli.context.working_set import for_context
 from agent_cli.core.types import Block, Message
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def _replaceable(block: Block, keep_chars: int) -> bool:
 def find_runs(view: Sequence[Message], ctx: TierContext, uses: dict[str, Block]) -> list[Run]:
     """Runs outside the tail, largest first. A pair of the working set (context/working_set.py) ends a
     run: the model is still working with it."""
-    ws = for_context(view, ctx)
+    ws = valued(view, ctx)
     tail = find_tail_start(
         view, ctx.counter, tail_tokens_for(ctx.config, ctx.budget, ctx.used), keep_last_person=False
     )

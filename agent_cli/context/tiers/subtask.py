@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_cli.context.eviction import CACHE_READ, REWRITE, forecast
 from agent_cli.context.model import Compaction, TierContext, TierName
 from agent_cli.context.tiers.digest import digest_line
 from agent_cli.context.tiers.markers import make_ref
-from agent_cli.context.tiers.micro import CACHE_READ, CACHE_WRITE, expected_requests, is_cache_cold
+from agent_cli.context.tiers.micro import is_cache_cold
+from agent_cli.context.tiers.pricing import requests_made
 from agent_cli.context.tiers.region import (
     MIN_RUN_TOKENS,
     Run,
@@ -177,7 +179,8 @@ def pays_off(view: Sequence[Message], first: int, worth: int, ctx: TierContext) 
         return True
     saved = worth * (1 - ctx.config.region_ratio)
     rewrite = tokens_of(view[first:], ctx.counter) - saved
-    return saved * CACHE_READ * expected_requests(view) > rewrite * (CACHE_WRITE - CACHE_READ)
+    requests = forecast(requests_made(view), ctx.config.forecast_ratio, ctx.config.forecast_cap)
+    return saved * CACHE_READ * requests > rewrite * REWRITE
 
 
 def digest_lines(messages: Sequence[Message]) -> str:

@@ -1,0 +1,178 @@
+"""Ghost entries and misses: what T1 cleared, and when the model came back for it.
+
+When a compaction clears an item (a tool result becomes a placeholder, an input's strings go), its
+ghost is kept: the ref, the file it held (for a read), its group (`file` or `output`: reuse.py),
+its size, and the request at which it left. A **miss** is the model asking for a ghost again:
+
+- a `recall` of the ghost's ref (or of the ref a digest line names for it), or
+- a read of a file whose earlier read was cleared (and not stale: a superseded read cleared is no
+  miss — the model would have had to read the file again anyway).
+
+A miss is an event for the log (`Miss.to_json`): the item, its age in requests and what getting it
+back cost — the extra request reading the context from the cache (0.1 × context) and the item
+written again (1.25 × tokens). Misses teach the predictor (`stats()` -> reuse.ReuseStats: a group
+whose clears came back is worth more for the rest of the session, ARC's ghost lists' lesson).
+A recall of something never cleared is not a miss. Ghosts are rebuilt by replaying the log (the
+same appends and compactions), so a resumed session knows what it had learned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE
+from agent_cli.context.model import Compaction
+from agent_cli.context.reuse import ReuseStats, tool_name
+from agent_cli.context.working_set import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, pictures
+from agent_cli.core.types import Block, Message
+
+RECALL_TOOLS = frozenset({"recall"})
+_REF = re.compile(r"ref ([\w.-]+)")
+
+
+@dataclass(frozen=True)
+class Ghost:
+    ref: str
+    call: str  # tool_use id of the call it belonged to
+    group: str  # "file" | "output"
+    path: str  # the file a read held ("" otherwise)
+    tokens: int
+    at: int  # request number when it was cleared
+    stale: bool = False  # superseded when cleared: coming back for the file is no miss
+
+
+@dataclass(frozen=True)
+class Miss:
+    ref: str
+    path: str
+    group: str
+    age: int  # requests between the clear and the miss
+    tokens: int
+    cost: float  # weighted tokens: the extra request reading the context, the item written again
+    how: str  # "recall" | "reread"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ref": self.ref,
+            "path": self.path,
+            "group": self.group,
+            "age": self.age,
+            "tokens": self.tokens,
+            "cost": round(self.cost),
+            "how": self.how,
+        }
+
+
+@dataclass
+class Ghosts:
+    """The session's ghosts, its misses so far, and the counts the predictor learns from."""
+
+    requests: int = 0
+    by_ref: dict[str, Ghost] = field(default_factory=dict)
+    clears: dict[str, int] = field(default_factory=dict)
+    expected: dict[str, float] = field(default_factory=dict)  # misses the clears were expected to cause
+    misses: list[Miss] = field(default_factory=list)
+    cleared_tokens: int = 0
+
+    def stats(self) -> ReuseStats:
+        counted: dict[str, int] = {}
+        for miss in self.misses:
+            counted[miss.group] = counted.get(miss.group, 0) + 1
+        return ReuseStats(dict(self.expected), counted)
+
+    @property
+    def miss_cost(self) -> float:
+        return sum(m.cost for m in self.misses)
+
+    # -- what left --------------------------------------------------------------------------------
+    def cleared(self, before: Sequence[Message], compaction: Compaction, count: Any) -> None:
+        """Record the items `compaction` cleared from `before` (T1 and masking clears; other tiers
+        summarize rather than clear, and their refs are recalled without being priced)."""
+        if compaction.tier != "T1":
+            return
+        for group, value in compaction.bet.expected if compaction.bet is not None else ():
+            self.expected[group] = self.expected.get(group, 0.0) + value
+        uses = {u.id: u for m in before if m.role == "assistant" for u in m.tool_uses()}
+        stale = {call for f in pictures(before).values() for call in f.stale}
+        after = _blocks_by_key(m for span in compaction.replacements for m in span.messages)
+        for span in compaction.replacements:
+            for message in before[span.start : span.end]:
+                for block in message.blocks:
+                    key = block.tool_use_id if block.type == "tool_result" else block.id
+                    if block.type not in ("tool_result", "tool_use") or not key:
+                        continue
+                    now = after.get((block.type, key))
+                    if now is not None and now == block:
+                        continue  # unchanged
+                    if now is not None and not now.meta.ref:
+                        continue
+                    ref = now.meta.ref if now is not None else block.meta.ref
+                    if not ref or ref in self.by_ref:
+                        continue
+                    use = uses.get(key)
+                    name = tool_name(use) if use is not None else ""
+                    group = (
+                        "file" if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS and _path(use) else "output"
+                    )
+                    path = _path(use) if use is not None and name in READ_TOOLS else ""
+                    tokens = count(block.text) if block.type == "tool_result" else count(str(block.input))
+                    self.by_ref[ref] = Ghost(ref, key, group, path, tokens, self.requests, key in stale)
+                    self.clears[group] = self.clears.get(group, 0) + 1
+                    self.cleared_tokens += tokens
+
+    # -- what came back ---------------------------------------------------------------------------
+    def observe(self, message: Message, context: int) -> list[Miss]:
+        """The misses in an assistant message's tool calls (each ghost misses once)."""
+        if message.role != "assistant":
+            return []
+        self.requests += 1
+        found: list[Miss] = []
+        for use in message.tool_uses():
+            name = tool_name(use)
+            if name in RECALL_TOOLS:
+                ref = str(use.input.get("ref", ""))
+                ghost = self.by_ref.get(ref)
+                if ghost is not None:
+                    found.append(self._miss(ghost, context, "recall"))
+            elif name in READ_TOOLS:
+                path = _path(use)
+                ghosts = [g for g in self.by_ref.values() if g.path and g.path == path]
+                for ghost in ghosts:
+                    if ghost.stale:
+                        del self.by_ref[ghost.ref]  # the file is read anew: that ghost is gone
+                    else:
+                        found.append(self._miss(ghost, context, "reread"))
+                        break
+        self.misses += found
+        return found
+
+    def _miss(self, ghost: Ghost, context: int, how: str) -> Miss:
+        del self.by_ref[ghost.ref]
+        for other in [g for g in self.by_ref.values() if ghost.path and g.path == ghost.path]:
+            del self.by_ref[other.ref]  # one miss per file brought back
+        cost = CACHE_READ * context + CACHE_WRITE * ghost.tokens
+        return Miss(ghost.ref, ghost.path, ghost.group, self.requests - ghost.at, ghost.tokens, cost, how)
+
+
+def _blocks_by_key(messages: Any) -> dict[tuple[str, str], Block]:
+    out: dict[tuple[str, str], Block] = {}
+    for message in messages:
+        for block in message.blocks:
+            key = block.tool_use_id if block.type == "tool_result" else block.id
+            if block.type in ("tool_result", "tool_use") and key:
+                out[(block.type, key)] = block
+    return out
+
+
+def _path(use: Block) -> str:
+    value = use.input.get("file_path") or use.input.get("path") or ""
+    return value if isinstance(value, str) else ""
+
+
+def ref_in(text: str) -> str:
+    """The ref a placeholder or digest line names ("" when none)."""
+    found = _REF.search(text)
+    return found.group(1) if found else ""

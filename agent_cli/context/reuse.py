@@ -1,0 +1,214 @@
+"""How likely the model is to need an item of the view again: the predictor behind every clear.
+
+By code, from the view alone (a replayed view gets the same answer), for each tool call whose output
+or input could be cleared:
+
+- **what it is** (its class). A file's picture (context/working_set.py) is `fresh` while the file has
+  not been edited since it was read (`whole` or `partial` read: a whole-file read is the material for
+  edits to come), `edited` once the picture holds the model's own changes (the read is then needed
+  for a few more edits at most), `named` when the file is fresh and named in the person's words, the
+  todo list or the last failing command's output (needed whatever its age); what the picture no
+  longer holds is `stale` (superseded: never needed). Other calls are `output` (bash), `listing`
+  (grep, glob, ls) or `other`;
+- **how old it is**: calls since the file (or the call) was last touched. Reuse decays
+  exponentially, `p = prior × exp(-age / tau)`;
+- **what points at it**: a file read in the same response as a file just edited counts as touched
+  with it (a batch of reads is usually the material for a batch of edits);
+- **what this session has taught** (`ReuseStats`, from its misses: context/ghosts.py): when the
+  items of a group (files, other output) that were cleared came back more often than predicted,
+  every item of that group is worth that much more (`p × (misses + 1) / (expected misses + 1)`).
+
+The priors and half-lives (`HAZARD`) are a maximum-likelihood fit of this shape to when real
+sessions' edits used the items they needed (bench/fit_reuse.py, figures in bench/RESULTS.md); the
+session's own misses move them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from agent_cli.context.working_set import (
+    BASH_TOOLS,
+    EDIT_TOOLS,
+    READ_TOOLS,
+    WRITE_TOOLS,
+    named_files,
+    pictures,
+)
+from agent_cli.core.types import Block, Message
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """The chance an item is still to be needed, `age` calls after its last touch:
+    `p = prior × exp(-age / tau)`; a `tau` of 0 means no decay (the need may come at any time)."""
+
+    prior: float
+    tau: float
+
+    def at(self, age: int) -> float:
+        if self.tau <= 0:
+            return self.prior
+        return self.prior * math.exp(-max(0, age) / self.tau)
+
+    @property
+    def decay(self) -> float:
+        """What is left of `p` one call later (1.0: no decay)."""
+        return math.exp(-1 / self.tau) if self.tau > 0 else 1.0
+
+
+# Fitted by bench/fit_reuse.py on the shared sessions (maximum likelihood; see its docstring and
+# bench/RESULTS.md for the leave-one-out figures). An exponential fits every class better than a
+# hyperbolic decay does.
+HAZARD: Mapping[str, Hazard] = {
+    "named": Hazard(0.63, 0.0),
+    "whole": Hazard(0.62, 6.0),
+    "partial": Hazard(0.14, 6.0),
+    "edited": Hazard(0.06, 15.0),
+    "output": Hazard(0.02, 3.0),
+    "listing": Hazard(0.05, 1.0),
+    "other": Hazard(0.02, 2.0),
+    "patch": Hazard(0.06, 15.0),
+}
+FILE_CLASSES = frozenset({"named", "whole", "partial", "edited", "patch"})
+LISTING_TOOLS = frozenset({"grep", "Grep", "glob", "Glob", "ls", "LS"})
+
+
+def group_of(cls: str) -> str:
+    """Misses are learned per group: what a file held, and everything else."""
+    return "file" if cls in FILE_CLASSES or cls == "stale" else "output"
+
+
+@dataclass(frozen=True)
+class ReuseStats:
+    """What the session has shown about reuse: per group ("file", "output"), how many misses the
+    clears were expected to cause (the sum of their predicted chances) and how many came."""
+
+    expected: Mapping[str, float] = field(default_factory=dict)
+    misses: Mapping[str, int] = field(default_factory=dict)
+
+    def factor(self, group: str) -> float:
+        """How much likelier than predicted items of `group` have proved to be needed again:
+        `(misses + 1) / (expected + 1)`, never below 1 (what a replay cannot see, an edit made
+        blind, is no evidence that clearing was right; only a miss is evidence)."""
+        return max(1.0, (self.misses.get(group, 0) + 1) / (self.expected.get(group, 0.0) + 1))
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """The prediction for one tool call (its output and its input together)."""
+
+    p: float
+    cls: str
+    age: int  # calls since it (or its file) was last touched
+    path: str = ""
+    decay: float = 1.0  # what is left of `p` one call later (Hazard.decay; 1.0: the need may come any time)
+
+
+class Predictor(Protocol):
+    """tool_use id -> Reuse for every tool call of the view (the default is `predict`; replay's
+    `--policy oracle` knows the future instead)."""
+
+    def __call__(self, view: Sequence[Message], stats: ReuseStats) -> dict[str, Reuse]: ...
+
+
+def tool_name(use: Block) -> str:
+    return use.meta.tool_name or use.name
+
+
+def predict(
+    view: Sequence[Message], stats: ReuseStats | None = None, hazard: Mapping[str, Hazard] = HAZARD
+) -> dict[str, Reuse]:
+    """tool_use id -> Reuse, for every tool call in the view."""
+    stats = stats or ReuseStats()
+    files = pictures(view)
+    uses = [u for m in view if m.role == "assistant" for u in m.tool_uses()]
+    number = {u.id: n for n, u in enumerate(uses, start=1)}
+    total = len(uses)
+    touched = _batch_touches(view, files, number)
+    named = set(named_files(view, list(files), person_texts(view)))
+    patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS}
+    out: dict[str, Reuse] = {}
+    for path, picture in files.items():
+        age = max(0, total - max(picture.last, touched.get(path, -1)))
+        if picture.edited:
+            cls = "edited"
+        elif path in named:
+            cls = "named"
+        else:
+            cls = "whole" if picture.whole else "partial"
+        p = learned(hazard[cls].at(age), stats, cls)
+        decay = hazard[cls].decay
+        for call in picture.picture:
+            if call in patches:  # an edit's own text: the next edit needs the file around it more
+                out[call] = Reuse(
+                    learned(hazard["patch"].at(age), stats, "patch"),
+                    "patch",
+                    age,
+                    path,
+                    hazard["patch"].decay,
+                )
+            else:
+                out[call] = Reuse(p, cls, age, path, decay)
+        for call in picture.stale:
+            out[call] = Reuse(0.0, "stale", age, path)
+    for use in uses:
+        if use.id in out:
+            continue
+        name = tool_name(use)
+        if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS:
+            cls = "other"  # a failed call on a file: nothing of the file in it
+        else:
+            cls = "output" if name in BASH_TOOLS else "listing" if name in LISTING_TOOLS else "other"
+        age = total - number[use.id]
+        out[use.id] = Reuse(learned(hazard[cls].at(age), stats, cls), cls, age, "", hazard[cls].decay)
+    return out
+
+
+def learned(p: float, stats: ReuseStats, cls: str) -> float:
+    """`p` raised by the session's misses of items like it."""
+    if cls == "stale":
+        return 0.0
+    return min(1.0, p * stats.factor(group_of(cls)))
+
+
+def person_texts(view: Sequence[Message]) -> list[str]:
+    """The person's own words (tiers/selection.py's person blocks; no import of the tiers here)."""
+    return [
+        b.text
+        for m in view
+        if m.role == "user"
+        for b in m.blocks
+        if b.type == "text" and b.meta.source == "user" and not b.meta.tag
+    ]
+
+
+def _batch_touches(view: Sequence[Message], files: Mapping, number: Mapping[str, int]) -> dict[str, int]:
+    """Files read in the same response as a file that was later edited count as touched at that
+    edit: a batch of reads is usually the material for a batch of edits."""
+    out: dict[str, int] = {}
+    batches: list[set[str]] = []
+    for message in view:
+        if message.role != "assistant":
+            continue
+        reads = {
+            p for u in message.tool_uses() if tool_name(u) in READ_TOOLS and (p := _path(u.input)) in files
+        }
+        if len(reads) > 1:
+            batches.append(reads)
+        for use in message.tool_uses():
+            if tool_name(use) in EDIT_TOOLS | WRITE_TOOLS:
+                path = _path(use.input)
+                for batch in batches:
+                    if path in batch:
+                        for other in batch:
+                            out[other] = max(out.get(other, -1), number[use.id])
+    return out
+
+
+def _path(tool_input: Mapping) -> str:
+    value = tool_input.get("file_path") or tool_input.get("path") or ""
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,140 @@
+"""Fit the reuse predictor's hazard (context/reuse.py: HAZARD) to when real sessions' edits used what they needed.
+
+    .venv/bin/python bench/fit_reuse.py [--dir ../shared/transcripts] [--exclude NAME ...] [--table]
+
+For every request of every recorded session, the view as it was sent with no management (every
+message so far) goes through the predictor's features (`reuse.predict` with a flat hazard): each
+tool call's class (named, whole, partial, edited, output, listing, other, stale) and age. The label
+of (call, request) is whether a later recorded edit's old text is shown by this call's output or
+input and by nothing more recent (the text the edit needed, as replay/fidelity.py reads it). Each
+class's `p = prior × h / (h + age)` is then fitted by maximum likelihood (a grid over h, the prior
+in closed form per h... by grid too). `--exclude` leaves sessions out (leave-one-out: bench/loo.py).
+Prints the fitted table, and with `--table` the observed rates by class and age.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent_cli.context.reuse import HAZARD, Hazard, predict  # noqa: E402
+from agent_cli.replay.driver import load_transcript  # noqa: E402
+from agent_cli.replay.fidelity import LINE_PREFIX, edit_probes, shows  # noqa: E402
+
+FLAT = {cls: Hazard(0.5, 0.0) for cls in HAZARD}
+TAUS = (0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 60, 100, 0)
+AGE_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 10**9)
+
+Sample = tuple[str, int, bool]  # class, age, needed later
+
+
+def samples(path: Path, stride: int = 1) -> list[Sample]:
+    """(class, age, needed) for every tool call at every `stride`-th request of one session."""
+    transcript = load_transcript(path)
+    probes = {p.tool_use_id: p for p in edit_probes(transcript)}
+    texts: list[tuple[str, str]] = []  # (call id, text it shows), in view order
+    outputs = {
+        b.tool_use_id: LINE_PREFIX.sub("", b.text) for m in transcript.messages for b in m.tool_results()
+    }
+    source: dict[str, list[int]] = defaultdict(list)  # call id -> positions of the edits it supplied
+    for position, message in enumerate(transcript.messages):
+        if message.role != "assistant":
+            continue
+        for use in message.tool_uses():
+            probe = probes.get(use.id)
+            if probe is not None:
+                for call, text in reversed(texts):
+                    if shows(probe.needed, text):
+                        source[call].append(position)
+                        break
+            strings = " ".join(str(v) for v in use.input.values() if isinstance(v, str))
+            texts.append((use.id, strings))
+            texts.append((use.id, outputs.get(use.id, "")))
+    out: list[Sample] = []
+    for request in transcript.requests[::stride]:
+        view = transcript.messages[: request.position]
+        if not view:
+            continue
+        for call, guess in predict(view, hazard=FLAT).items():
+            needed = any(p >= request.position for p in source.get(call, ()))
+            out.append((guess.cls, guess.age, needed))
+    return out
+
+
+def log_likelihood(data: Sequence[tuple[int, int, int]], prior: float, tau: float) -> float:
+    """data: (age, n, positives)."""
+    total = 0.0
+    for age, n, k in data:
+        p = Hazard(prior, tau).at(age)
+        p = min(max(p, 1e-6), 1 - 1e-6)
+        total += k * math.log(p) + (n - k) * math.log(1 - p)
+    return total
+
+
+def fit(data: Sequence[tuple[int, int, int]]) -> Hazard:
+    best, best_ll = Hazard(0.0, 0.0), -math.inf
+    positives = sum(k for _, _, k in data)
+    if not positives:
+        return Hazard(0.0, 0.0)
+    for tau in TAUS:
+        for step in range(1, 100):
+            prior = step / 100
+            ll = log_likelihood(data, prior, tau)
+            if ll > best_ll:
+                best, best_ll = Hazard(prior, float(tau)), ll
+    return best
+
+
+def grouped(all_samples: Iterable[Sample]) -> dict[str, list[tuple[int, int, int]]]:
+    counts: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for cls, age, needed in all_samples:
+        cell = counts[cls][age]
+        cell[0] += 1
+        cell[1] += int(needed)
+    return {cls: [(age, n, k) for age, (n, k) in sorted(ages.items())] for cls, ages in counts.items()}
+
+
+def fitted(paths: Sequence[Path], stride: int = 1) -> dict[str, Hazard]:
+    """The hazard fitted on `paths` (classes with no data keep the shipped prior)."""
+    data = grouped(s for path in paths for s in samples(path, stride))
+    out = dict(HAZARD)
+    for cls, rows in data.items():
+        if cls in out and cls != "stale":
+            out[cls] = fit(rows)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
+    parser.add_argument("--exclude", action="append", default=[], help="leave this session out")
+    parser.add_argument("--stride", type=int, default=1, help="use every N-th request")
+    parser.add_argument("--table", action="store_true", help="also print observed rates by age")
+    args = parser.parse_args(argv)
+    paths = [p for p in sorted(args.dir.glob("*.jsonl")) if not any(x in p.name for x in args.exclude)]
+    data = grouped(s for path in paths for s in samples(path, args.stride))
+    print(f"sessions: {', '.join(p.name[:16] for p in paths)}")
+    print(f"{'class':8} {'prior':>6} {'tau':>9} {'items':>7} {'needed':>7}")
+    for cls in sorted(data):
+        rows = data[cls]
+        hazard = fit(rows) if cls != "stale" else Hazard(0.0, 0.0)
+        n, k = sum(r[1] for r in rows), sum(r[2] for r in rows)
+        print(f"{cls:8} {hazard.prior:6.2f} {hazard.tau:9.2f} {n:7d} {k:7d}")
+        if args.table:
+            for lo, hi in zip(AGE_BUCKETS, AGE_BUCKETS[1:], strict=False):
+                cell = [(a, m, j) for a, m, j in rows if lo <= a < hi]
+                m, j = sum(c[1] for c in cell), sum(c[2] for c in cell)
+                if m:
+                    print(f"    age {lo:>3}-{min(hi - 1, 999):<3} {j / m:5.2f} of {m}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

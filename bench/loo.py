@@ -1,0 +1,153 @@
+"""Leave-one-out for the default policy's constants over every shared session (issue 19, item 6).
+
+    .venv/bin/python bench/loo.py [--dir ../shared/transcripts] [--grid forecast_ratio=0.1,0.25 miss_penalty_tokens=3e4,1e5]
+                                  [--cache bench/.loo-cache.json] [--json]
+
+Every combination of the grid is replayed on every session of at least LONG requests (rows cached by
+configuration and file, so a re-run only replays what is new). Then, for each session held out, the
+constants are chosen on the OTHER sessions: the cheapest median adjusted cost among the settings
+whose blind edits are at most GOAL_BLIND of the edits visible with no management over those
+sessions (and at most GOAL_BLIND_ONE on each of them); that setting is then scored on the held-out
+session. The held-out figures are the ones to report; the setting chosen on all sessions is the one
+to ship. The predictor's hazard (context/reuse.py) is fitted separately (bench/fit_reuse.py --exclude).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent_cli.context.model import ContextConfig  # noqa: E402
+from agent_cli.replay.driver import replay  # noqa: E402
+
+LONG = 50
+GOAL_BLIND = 0.02
+GOAL_BLIND_ONE = 0.05
+
+
+def parse_grid(items: list[str]) -> dict[str, list[float]]:
+    fields = {f.name: f for f in dataclasses.fields(ContextConfig)}
+    grid: dict[str, list[float]] = {}
+    for item in items:
+        name, _, values = item.partition("=")
+        if name not in fields:
+            raise SystemExit(f"unknown constant {name!r}")
+        grid[name] = [float(v) for v in values.split(",")]
+    return grid
+
+
+def key(setting: dict[str, float], path: Path) -> str:
+    return json.dumps([sorted(setting.items()), path.name])
+
+
+def measure(setting: dict[str, float], path: Path, policy: str = "default") -> dict[str, Any]:
+    fields = {f.name: f for f in dataclasses.fields(ContextConfig)}
+    typed = {k: type(fields[k].default)(v) for k, v in setting.items()}
+    result = replay(path, policy=policy, config=ContextConfig(**typed))
+    ref = result.reference
+    fid = result.fidelity
+    return {
+        "file": path.name,
+        "requests": result.requests,
+        "weighted": result.weighted_input / ref.weighted_input,
+        "adjusted": fid.adjusted_weighted_input / ref.weighted_input,
+        "peak": result.peak_context_tokens / ref.peak_context_tokens,
+        "blind": fid.blind,
+        "visible": fid.visible_unmanaged,
+        "recall": [result.recoverable_items, result.compacted_items],
+    }
+
+
+def acceptable(rows: list[dict[str, Any]]) -> bool:
+    blind = sum(r["blind"] for r in rows)
+    visible = sum(r["visible"] for r in rows)
+    per = all(r["blind"] <= GOAL_BLIND_ONE * r["visible"] for r in rows if r["visible"])
+    return blind <= GOAL_BLIND * max(1, visible) and per
+
+
+def choose(table: dict[str, dict[str, dict[str, Any]]], files: list[str]) -> str | None:
+    """The setting (its JSON) with the lowest median adjusted cost over `files` among the acceptable
+    ones; when none is acceptable, the one with the fewest blind edits."""
+    scored = []
+    for setting, rows in table.items():
+        chosen = [rows[f] for f in files if f in rows]
+        if len(chosen) < len(files):
+            continue
+        median = statistics.median(r["adjusted"] for r in chosen)
+        blind = sum(r["blind"] for r in chosen)
+        scored.append((not acceptable(chosen), blind if not acceptable(chosen) else 0, median, setting))
+    return min(scored)[3] if scored else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
+    parser.add_argument(
+        "--grid", nargs="*", default=["forecast_ratio=0.15,0.25,0.4", "miss_penalty_tokens=30000,100000"]
+    )
+    parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    grid = parse_grid(args.grid)
+    cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
+    paths = sorted(args.dir.glob("*.jsonl"))
+    settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for setting in settings:
+        name = json.dumps(setting, sort_keys=True)
+        table[name] = {}
+        for path in paths:
+            k = key(setting, path)
+            if k not in cache:
+                cache[k] = measure(setting, path)
+                args.cache.write_text(json.dumps(cache))
+            if cache[k]["requests"] >= LONG:
+                table[name][path.name] = cache[k]
+        rows = list(table[name].values())
+        print(
+            f"{name}: blind {sum(r['blind'] for r in rows)}/{sum(r['visible'] for r in rows)}, adjusted median "
+            f"{statistics.median(r['adjusted'] for r in rows):.3f}, max {max(r['adjusted'] for r in rows):.3f}",
+            file=sys.stderr,
+        )
+    files = sorted({f for rows in table.values() for f in rows})
+    held: list[dict[str, Any]] = []
+    for out in files:
+        chosen = choose(table, [f for f in files if f != out])
+        if chosen is not None:
+            held.append({"held_out": out, "setting": json.loads(chosen), **table[chosen][out]})
+    shipped = choose(table, files)
+    report = {"held_out": held, "chosen_on_all": json.loads(shipped) if shipped else None}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        "held-out session        setting                                   adjusted  weighted  blind   peak"
+    )
+    for row in held:
+        setting = " ".join(f"{k}={v:g}" for k, v in row["setting"].items())
+        print(
+            f"{row['held_out'][:22]:23} {setting:41} {row['adjusted']:8.3f} {row['weighted']:9.3f} "
+            f"{row['blind']:>3}/{row['visible']:<3} {row['peak']:6.2f}"
+        )
+    if held:
+        blind = sum(r["blind"] for r in held)
+        visible = sum(r["visible"] for r in held)
+        print(
+            f"held out: blind {blind}/{visible} ({blind / max(1, visible):.1%}), adjusted median "
+            f"{statistics.median(r['adjusted'] for r in held):.3f}, max {max(r['adjusted'] for r in held):.3f}"
+        )
+    print(f"chosen on all sessions (ship): {report['chosen_on_all']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -28,7 +28,7 @@ from agent_cli.context.reuse import HAZARD, Hazard, predict  # noqa: E402
 from agent_cli.replay.driver import load_transcript  # noqa: E402
 from agent_cli.replay.fidelity import LINE_PREFIX, edit_probes, shows  # noqa: E402
 
-FLAT = {cls: Hazard(0.5, 0.0) for cls in HAZARD}
+PLAIN = {cls: Hazard(0.5, 0.0) for cls in HAZARD}
 TAUS = (0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 60, 100, 0)
 AGE_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 10**9)
 
@@ -62,7 +62,7 @@ def samples(path: Path, stride: int = 1) -> list[Sample]:
         view = transcript.messages[: request.position]
         if not view:
             continue
-        for call, guess in predict(view, hazard=FLAT).items():
+        for call, guess in predict(view, hazard=PLAIN).items():
             needed = any(p >= request.position for p in source.get(call, ()))
             out.append((guess.cls, guess.age, needed))
     return out
@@ -78,12 +78,16 @@ def log_likelihood(data: Sequence[tuple[int, int, int]], prior: float, tau: floa
     return total
 
 
-def fit(data: Sequence[tuple[int, int, int]]) -> Hazard:
+FLAT = frozenset({"named"})  # pointed at by the person, the todo list or a failing test: the pointer does not age
+
+
+def fit(data: Sequence[tuple[int, int, int]], flat: bool = False) -> Hazard:
+    """Maximum likelihood over the grid; a `flat` class only fits its prior (no decay)."""
     best, best_ll = Hazard(0.0, 0.0), -math.inf
     positives = sum(k for _, _, k in data)
     if not positives:
         return Hazard(0.0, 0.0)
-    for tau in TAUS:
+    for tau in (0,) if flat else TAUS:
         for step in range(1, 100):
             prior = step / 100
             ll = log_likelihood(data, prior, tau)
@@ -107,7 +111,7 @@ def fitted(paths: Sequence[Path], stride: int = 1) -> dict[str, Hazard]:
     out = dict(HAZARD)
     for cls, rows in data.items():
         if cls in out and cls != "stale":
-            out[cls] = fit(rows)
+            out[cls] = fit(rows, cls in FLAT)
     return out
 
 
@@ -124,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'class':8} {'prior':>6} {'tau':>9} {'items':>7} {'needed':>7}")
     for cls in sorted(data):
         rows = data[cls]
-        hazard = fit(rows) if cls != "stale" else Hazard(0.0, 0.0)
+        hazard = fit(rows, cls in FLAT) if cls != "stale" else Hazard(0.0, 0.0)
         n, k = sum(r[1] for r in rows), sum(r[2] for r in rows)
         print(f"{cls:8} {hazard.prior:6.2f} {hazard.tau:9.2f} {n:7d} {k:7d}")
         if args.table:

@@ -27,7 +27,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.model import ContextConfig  # noqa: E402
+from agent_cli.replay import driver  # noqa: E402
 from agent_cli.replay.driver import replay  # noqa: E402
+
+_unmanaged: dict[str, Any] = {}
+_run = driver._run
+
+
+async def _memo_run(transcript, policy_name, config, model, summarizer, dump):  # type: ignore[no-untyped-def]
+    """The unmanaged pass (the fidelity baseline) is the same for every setting: run it once per file."""
+    if policy_name != "none":
+        return await _run(transcript, policy_name, config, model, summarizer, dump)
+    key = f"{transcript.path}:{config.budget_tokens}"
+    if key not in _unmanaged:
+        _unmanaged[key] = await _run(transcript, policy_name, config, model, summarizer, dump)
+    return _unmanaged[key]
+
+
+driver._run = _memo_run
 
 LONG = 50
 GOAL_BLIND = 0.02
@@ -88,6 +105,21 @@ def choose(table: dict[str, dict[str, dict[str, Any]]], files: list[str]) -> str
     return min(scored)[3] if scored else None
 
 
+def refit(row: dict[str, Any], folder: Path, paths: list[Path]) -> dict[str, Any]:
+    """The held-out session replayed again with the predictor's hazard fitted on the OTHER sessions
+    (bench/fit_reuse.py), so neither the constants nor the hazard saw it."""
+    from agent_cli.context import reuse
+    from bench.fit_reuse import fitted  # noqa: PLC0415 - only with --refit
+
+    others = [p for p in paths if p.name != row["held_out"]]
+    shipped = reuse.HAZARD
+    reuse.HAZARD = fitted(others, stride=2)
+    try:
+        return {**row, **measure(row["setting"], folder / row["held_out"]), "hazard": "refit"}
+    finally:
+        reuse.HAZARD = shipped
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
@@ -96,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--refit", action="store_true", help="replay each held-out session with the hazard fitted without it"
+    )
     args = parser.parse_args(argv)
     grid = parse_grid(args.grid)
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
@@ -124,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         chosen = choose(table, [f for f in files if f != out])
         if chosen is not None:
             held.append({"held_out": out, "setting": json.loads(chosen), **table[chosen][out]})
+    if args.refit:
+        held = [refit(row, args.dir, paths) for row in held]
     shipped = choose(table, files)
     report = {"held_out": held, "chosen_on_all": json.loads(shipped) if shipped else None}
     if args.json:

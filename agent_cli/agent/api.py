@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from agent_cli.core.events import ContextStatus, Event
+from agent_cli.core.events import ContextStatus, Event, EvictionReport
 from agent_cli.core.types import CommandSpec, Message
 from agent_cli.llm.models import known_models
 from agent_cli.session.log import SessionInfo
@@ -44,6 +44,10 @@ class AgentBackend(Protocol):
     def breakdown(self) -> dict[str, int]:
         """Tokens by category: system, tools, user_context, messages, tool_results, summaries,
         attachments, free, reserved."""
+        ...
+
+    def eviction(self) -> EvictionReport:
+        """T1's clears and misses so far, and its latest priced decision."""
         ...
 
     def sessions(self) -> list[SessionInfo]: ...

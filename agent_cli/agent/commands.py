@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -150,7 +151,10 @@ async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     rows += [f"| {k} | {data[k]:,} | |" for k in outside if k in data]
     fraction = used / status.budget if status.budget else 0.0
     head = f"Context: {used:,} / {status.budget:,} tokens in use ({100 * fraction:.0f}% of the budget)\n\n"
-    return CommandResult("context", head + "\n".join(rows), {**data, "used": used, "budget": status.budget})
+    eviction = session.engine.ghosts.report()
+    tail = "\n\n" + eviction.summary()
+    data = {**data, "used": used, "budget": status.budget, "eviction": asdict(eviction)}
+    return CommandResult("context", head + "\n".join(rows) + tail, data)
 
 
 async def _clear(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

@@ -333,6 +333,8 @@ class Loop:
         message = Message("assistant", done.message.blocks, self.turn)
         appended = self.engine.append(message)
         self.log.assistant(appended.message, done.usage, self.model.name, done.stop_reason)
+        for miss in appended.misses:  # a cleared item the model came back for (context/ghosts.py)
+            self.log.append("miss", **miss.to_json())
         for warning in self.engine.observe(request, done.usage):
             emit(Notice(warning, "warning"))
             self.log.append("warning", message=warning)

@@ -20,7 +20,7 @@ from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
-from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
+from agent_cli.core.events import ContextStatus, Event, EvictionReport, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust
 from agent_cli.extensions.custom_commands import CustomCommand
 from agent_cli.extensions.hooks import HookRunner
@@ -201,6 +201,9 @@ class AgentSession:
 
     def breakdown(self) -> dict[str, int]:
         return self.engine.breakdown()
+
+    def eviction(self) -> EvictionReport:
+        return self.engine.ghosts.report()
 
     def sessions(self) -> list[SessionInfo]:
         return list(self.store.list())

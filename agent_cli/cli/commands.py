@@ -174,7 +174,9 @@ def typer_app():
             ..., exists=True, dir_okay=False, help="Claude Code JSONL or our events.jsonl."
         ),
         policy: str = typer.Option(
-            "default", "--policy", help="default | oracle | api-clear | api-compact | default+subtask | none | claude-code | masking."
+            "default",
+            "--policy",
+            help="default | oracle | api-clear | api-compact | default+subtask | none | claude-code | masking.",
         ),
         budget_tokens: int | None = typer.Option(
             None, "--budget-tokens", metavar="N", help="Context budget in tokens."

@@ -74,7 +74,7 @@ def stair_index(block_counts: Sequence[int], previous: int | None, ends: Sequenc
     alive, until the grid moves on. A clear of anything after it then rewrites only what follows it,
     not the whole conversation (tiers/pricing.py prices that). Marking it costs nothing: it lies
     inside the prefix the request reads. None when there is no such request end."""
-    if previous is None or previous < 1:
+    if previous is None or not 1 <= previous < len(block_counts):
         return None
     running, cumulative = 0, []
     for count in block_counts[: previous + 1]:

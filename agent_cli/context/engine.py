@@ -19,6 +19,7 @@ from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import TTL_SECONDS, CacheMonitor
 from agent_cli.context.ghosts import Ghosts
+from agent_cli.context.hits import Hits
 from agent_cli.context.intake import Appended, PasteNumbers, as_injection, words_as_kept
 from agent_cli.context.invariants import assert_valid
 from agent_cli.context.ledger import Ledger
@@ -35,12 +36,14 @@ from agent_cli.context.offload import (
     context_blocks,
     merge_injections,
     merge_same_role,
+    neutral_compaction,
     neutral_results,
     offload_results,
 )
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
 from agent_cli.context.requests import Requests
+from agent_cli.context.reuse import Memo
 from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ContextOverflowError, NothingToGain
@@ -82,7 +85,8 @@ class ContextEngine:
         self._server_ceiling: int | None = None  # the server's own limit, learnt from "prompt is too long"
         self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
         self.on_compaction = on_compaction  # sees (view before, compaction) of each one applied (replay)
-        self.predictor = predictor  # None: context/reuse.py (replay's oracle knows the future)
+        self.predictor = Memo(predictor)  # context/reuse.py's predict unless given (replay's oracle)
+        self.hits = Hits()  # how often this session re-uses items like each class (context/hits.py)
         self.counter = counter or TokenCounter(model.name)
         self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
         self.user_context = user_context
@@ -127,6 +131,8 @@ class ContextEngine:
         message = clean_message(message)
         if not self._view and message.role != "user":
             raise ValueError("the first message of the conversation must be from the user")
+        if message.role == "assistant":
+            self._learn(message)
         if message.role == "user" and ingest:
             pending, self._pending = self._pending, []
             context = [] if self._view else context_blocks(self.user_context, self.environment, self.clock())
@@ -168,6 +174,11 @@ class ContextEngine:
                 self.store.put(ref, text)
             except OSError as exc:  # the message is in the view and the log: report, do not fail
                 self.ledger.record_error(f"could not keep {ref} for recall: {exc}")
+
+    def _learn(self, message: Message) -> None:
+        """What this response's calls used of the view (hits.py), before it joins the view."""
+        guesses = self.predictor(self._view, self.ghosts.stats(self.hits.factors()))
+        self.hits.observe(self._view, message, guesses, lambda: self.ghosts.texts(self.store))
 
     def inject(self, block: Block) -> None:
         """A pending attachment, merged (wrapped in its tag) into the next user message."""
@@ -281,7 +292,7 @@ class ContextEngine:
             tool_compactable=self.tool_compactable,
             prompts=load_prompt,
             reattach=self.reattachments,
-            reuse=self.ghosts.stats(),
+            reuse=self.ghosts.stats(self.hits.factors()),
             cached=self.requests.cached_ends(self.clock(), self.config.cache_ttl_seconds),
             predictor=self.predictor,
         )
@@ -328,11 +339,11 @@ class ContextEngine:
     # -- internals -------------------------------------------------------------------------------------
     def _apply(self, compaction: Compaction, *, store_originals: bool) -> Compaction:
         before = self._used()
-        compaction = _neutral(compaction)  # a log written before results were escaped
+        compaction = neutral_compaction(compaction)  # a log written before results were escaped
         view = apply_compaction(self._view, compaction)  # validates the spans first
         if self.on_compaction is not None:
             self.on_compaction(list(self._view), compaction)
-        self.ghosts.cleared(self._view, compaction, self.counter.text)
+        self.ghosts.cleared(self._view, compaction, self.counter.text, self.config.micro_keep_chars)
         if store_originals:
             for ref, text in compaction.originals.items():
                 self.store.put(ref, text)
@@ -389,16 +400,6 @@ class ContextEngine:
     def _check(self) -> None:
         if self.debug:
             assert_valid(self._view)
-
-
-def _neutral(compaction: Compaction) -> Compaction:
-    spans = tuple(
-        replace(span, messages=tuple(neutral_results(m) for m in span.messages))
-        for span in compaction.replacements
-    )
-    if all(a.messages == b.messages for a, b in zip(spans, compaction.replacements, strict=True)):
-        return compaction
-    return replace(compaction, replacements=spans)
 
 
 SERVER_CEILING_SHARE = 0.9  # our estimate and the server's count differ: keep a margin below its limit

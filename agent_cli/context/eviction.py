@@ -58,7 +58,7 @@ class Bet:
     cleared: int  # items cleared
     kept: int  # clearable items kept because they are worth more than they cost
     forced: bool = False  # space required more than paid (the view was above the next tier's threshold)
-    expected: tuple[tuple[str, float], ...] = ()  # (group, misses the clears are expected to cause)
+    expected: tuple[tuple[str, float], ...] = ()  # (group, misses expected within SOON calls of the clear)
 
     @property
     def net(self) -> float:
@@ -218,7 +218,7 @@ def bet_of(
     expected: dict[str, float] = {}
     for c in chosen:
         group = "file" if c.path else "output"
-        expected[group] = expected.get(group, 0.0) + needed_within(c, market.requests)
+        expected[group] = expected.get(group, 0.0) + needed_within(c, min(SOON, market.requests))
     return Bet(
         forecast=market.requests,
         saving=sum(holding(c, market.requests) for c in chosen) + CACHE_READ * extra * market.requests,

@@ -23,10 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE
+from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE, SOON, Bet
 from agent_cli.context.model import Compaction
 from agent_cli.context.reuse import ReuseStats, tool_name
+from agent_cli.context.tiers.markers import short_ref
 from agent_cli.context.working_set import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, pictures
+from agent_cli.core.events import EvictionReport
 from agent_cli.core.types import Block, Message
 
 RECALL_TOOLS = frozenset({"recall"})
@@ -76,23 +78,44 @@ class Ghosts:
     expected: dict[str, float] = field(default_factory=dict)  # misses the clears were expected to cause
     misses: list[Miss] = field(default_factory=list)
     cleared_tokens: int = 0
+    last: Bet | None = None  # the latest T1 decision
 
-    def stats(self) -> ReuseStats:
+    def stats(self, classes: dict[str, float] | None = None) -> ReuseStats:
+        """What the predictor learns: the misses a clear plausibly caused (a recall, or a read of
+        the file again within SOON requests of its clear; a file read again much later would have
+        been read again anyway), against the misses the clears were expected to cause that soon."""
         counted: dict[str, int] = {}
         for miss in self.misses:
-            counted[miss.group] = counted.get(miss.group, 0) + 1
-        return ReuseStats(dict(self.expected), counted)
+            if miss.how == "recall" or miss.age <= SOON:
+                counted[miss.group] = counted.get(miss.group, 0) + 1
+        return ReuseStats(dict(self.expected), counted, classes or {})
 
     @property
     def miss_cost(self) -> float:
         return sum(m.cost for m in self.misses)
 
+    def report(self) -> EvictionReport:
+        last = self.last or Bet(0, 0, 0, 0, 0, 0)
+        return EvictionReport(
+            clears=sum(self.clears.values()),
+            cleared_tokens=self.cleared_tokens,
+            misses=len(self.misses),
+            miss_cost=round(self.miss_cost),
+            forecast=last.forecast,
+            saving=round(last.saving),
+            risk=round(last.risk),
+            rewrite=round(last.rewrite),
+        )
+
     # -- what left --------------------------------------------------------------------------------
-    def cleared(self, before: Sequence[Message], compaction: Compaction, count: Any) -> None:
+    def cleared(self, before: Sequence[Message], compaction: Compaction, count: Any, small: int = 120) -> None:
         """Record the items `compaction` cleared from `before` (T1 and masking clears; other tiers
-        summarize rather than clear, and their refs are recalled without being priced)."""
+        summarize rather than clear, and their refs are recalled without being priced). An item
+        cleared and folded into a digest line at once is found by the ref the compaction stored it
+        under; a result of `small` chars or fewer folded whole is no clear."""
         if compaction.tier != "T1":
             return
+        self.last = compaction.bet or self.last
         for group, value in compaction.bet.expected if compaction.bet is not None else ():
             self.expected[group] = self.expected.get(group, 0.0) + value
         uses = {u.id: u for m in before if m.role == "assistant" for u in m.tool_uses()}
@@ -109,7 +132,7 @@ class Ghosts:
                         continue  # unchanged
                     if now is not None and not now.meta.ref:
                         continue
-                    ref = now.meta.ref if now is not None else block.meta.ref
+                    ref = now.meta.ref if now is not None else _folded_ref(block, compaction, small)
                     if not ref or ref in self.by_ref:
                         continue
                     use = uses.get(key)
@@ -122,6 +145,15 @@ class Ghosts:
                     self.by_ref[ref] = Ghost(ref, key, group, path, tokens, self.requests, key in stale)
                     self.clears[group] = self.clears.get(group, 0) + 1
                     self.cleared_tokens += tokens
+
+    def texts(self, store: Any) -> list[tuple[str, str]]:
+        """(call id, original text) of every ghost, oldest first (for hits.py's blind edits)."""
+        out = []
+        for ghost in self.by_ref.values():
+            text = store.get(ghost.ref) if store is not None else None
+            if text:
+                out.append((ghost.call, text))
+        return out
 
     # -- what came back ---------------------------------------------------------------------------
     def observe(self, message: Message, context: int) -> list[Miss]:
@@ -155,6 +187,17 @@ class Ghosts:
             del self.by_ref[other.ref]  # one miss per file brought back
         cost = CACHE_READ * context + CACHE_WRITE * ghost.tokens
         return Miss(ghost.ref, ghost.path, ghost.group, self.requests - ghost.at, ghost.tokens, cost, how)
+
+
+def _folded_ref(block: Block, compaction: Compaction, small: int) -> str:
+    """The ref under which a block folded away by `compaction` can be recalled ("" if none)."""
+    if block.meta.ref:
+        return block.meta.ref
+    if block.type == "tool_result":
+        ref = short_ref(block.tool_use_id)
+        return ref if ref in compaction.refs and len(block.text) > small else ""
+    ref = f"{short_ref(block.id)}-in"
+    return ref if ref in compaction.refs else ""
 
 
 def _blocks_by_key(messages: Any) -> dict[tuple[str, str], Block]:

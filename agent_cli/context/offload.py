@@ -229,3 +229,14 @@ def category(block: Block) -> str:
     if block.meta.tag:
         return "attachments"
     return "messages"
+
+
+def neutral_compaction(compaction: Compaction) -> Compaction:
+    """`compaction` with its messages' tool results escaped (a log written before results were)."""
+    spans = tuple(
+        replace(span, messages=tuple(neutral_results(m) for m in span.messages))
+        for span in compaction.replacements
+    )
+    if all(a.messages == b.messages for a, b in zip(spans, compaction.replacements, strict=True)):
+        return compaction
+    return replace(compaction, replacements=spans)

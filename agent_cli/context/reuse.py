@@ -35,6 +35,7 @@ from agent_cli.context.working_set import (
     EDIT_TOOLS,
     READ_TOOLS,
     WRITE_TOOLS,
+    calls_in,
     named_files,
     pictures,
 )
@@ -66,14 +67,17 @@ class Hazard:
 HAZARD: Mapping[str, Hazard] = {
     "named": Hazard(0.63, 0.0),
     "whole": Hazard(0.62, 6.0),
-    "partial": Hazard(0.14, 6.0),
-    "edited": Hazard(0.06, 15.0),
+    "partial": Hazard(0.15, 5.0),
+    "editing": Hazard(0.16, 1.0),
+    "edited": Hazard(0.1, 20.0),
+    "patch": Hazard(0.12, 15.0),
+    "old-patch": Hazard(0.02, 15.0),
+    "old-read": Hazard(0.03, 8.0),
     "output": Hazard(0.02, 3.0),
     "listing": Hazard(0.05, 1.0),
-    "other": Hazard(0.02, 2.0),
-    "patch": Hazard(0.06, 15.0),
+    "other": Hazard(0.02, 1.5),
 }
-FILE_CLASSES = frozenset({"named", "whole", "partial", "edited", "patch"})
+FILE_CLASSES = frozenset({"named", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"})
 LISTING_TOOLS = frozenset({"grep", "Grep", "glob", "Glob", "ls", "LS"})
 
 
@@ -85,10 +89,12 @@ def group_of(cls: str) -> str:
 @dataclass(frozen=True)
 class ReuseStats:
     """What the session has shown about reuse: per group ("file", "output"), how many misses the
-    clears were expected to cause (the sum of their predicted chances) and how many came."""
+    clears were expected to cause (the sum of their predicted chances) and how many came; per
+    class, how much likelier than predicted its items have been used (context/hits.py)."""
 
     expected: Mapping[str, float] = field(default_factory=dict)
     misses: Mapping[str, int] = field(default_factory=dict)
+    classes: Mapping[str, float] = field(default_factory=dict)
 
     def factor(self, group: str) -> float:
         """How much likelier than predicted items of `group` have proved to be needed again:
@@ -120,21 +126,30 @@ def tool_name(use: Block) -> str:
 
 
 def predict(
-    view: Sequence[Message], stats: ReuseStats | None = None, hazard: Mapping[str, Hazard] = HAZARD
+    view: Sequence[Message], stats: ReuseStats | None = None, hazard: Mapping[str, Hazard] | None = None
 ) -> dict[str, Reuse]:
-    """tool_use id -> Reuse, for every tool call in the view."""
+    """tool_use id -> Reuse, for every tool call in the view (`hazard`: HAZARD unless given)."""
     stats = stats or ReuseStats()
+    hazard = HAZARD if hazard is None else hazard
     files = pictures(view)
     uses = [u for m in view if m.role == "assistant" for u in m.tool_uses()]
-    number = {u.id: n for n, u in enumerate(uses, start=1)}
-    total = len(uses)
+    number: dict[str, int] = {}  # each call's number, counting the folded calls before it too
+    total = 0
+    for message in view:
+        total += calls_in(message, uses=False)
+        for use in message.tool_uses() if message.role == "assistant" else ():
+            total += 1
+            number[use.id] = total
     touched = _batch_touches(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
     patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS}
+    streak = _path(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
     out: dict[str, Reuse] = {}
     for path, picture in files.items():
         age = max(0, total - max(picture.last, touched.get(path, -1)))
-        if picture.edited:
+        if picture.edited and picture.whole and streak == path:
+            cls = "editing"  # the last call edited this file, read whole: the next edit is likely here
+        elif picture.edited:
             cls = "edited"
         elif path in named:
             cls = "named"
@@ -142,15 +157,18 @@ def predict(
             cls = "whole" if picture.whole else "partial"
         p = learned(hazard[cls].at(age), stats, cls)
         decay = hazard[cls].decay
+        own = [call for call in picture.picture if call in patches]
+        recent = set(own[-2:])  # the file's last two edits: the next one most often starts from them
+        bases = [call for call in picture.picture if call not in patches]
+        current = set(bases[-1:])  # an edited file's latest read: its older reads are rarely needed
         for call in picture.picture:
-            if call in patches:  # an edit's own text: the next edit needs the file around it more
-                out[call] = Reuse(
-                    learned(hazard["patch"].at(age), stats, "patch"),
-                    "patch",
-                    age,
-                    path,
-                    hazard["patch"].decay,
-                )
+            if call in patches:
+                kind = "patch" if call in recent else "old-patch"
+                chance = learned(hazard[kind].at(age), stats, kind)
+                out[call] = Reuse(chance, kind, age, path, hazard[kind].decay)
+            elif cls == "edited" and call not in current:
+                chance = learned(hazard["old-read"].at(age), stats, "old-read")
+                out[call] = Reuse(chance, "old-read", age, path, hazard["old-read"].decay)
             else:
                 out[call] = Reuse(p, cls, age, path, decay)
         for call in picture.stale:
@@ -169,10 +187,30 @@ def predict(
 
 
 def learned(p: float, stats: ReuseStats, cls: str) -> float:
-    """`p` raised by the session's misses of items like it."""
+    """`p` as this session has shown items like it to be used (hits.py), raised by its misses."""
     if cls == "stale":
         return 0.0
-    return min(1.0, p * stats.factor(group_of(cls)))
+    return min(1.0, p * stats.classes.get(cls, 1.0) * stats.factor(group_of(cls)))
+
+
+class Memo:
+    """The predictor's answer for the view it last saw (T1 and the engine ask about the same view
+    once per request): keyed by the view's length and last message."""
+
+    def __init__(self, predictor: Predictor | None = None) -> None:
+        self.predictor = predictor
+        self.key: tuple[int, int] | None = None
+        self.value: dict[str, Reuse] = {}
+
+    def __call__(self, view: Sequence[Message], stats: ReuseStats) -> dict[str, Reuse]:
+        key = (len(view), id(view[-1]) if view else 0)
+        if key != self.key:
+            self.value = self.predictor(view, stats) if self.predictor is not None else predict(view, stats)
+            self.key = key
+        return self.value
+
+    def forget(self) -> None:
+        self.key = None
 
 
 def person_texts(view: Sequence[Message]) -> list[str]:

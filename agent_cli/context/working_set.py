@@ -34,6 +34,8 @@ BASH_TOOLS = frozenset({"bash", "Bash"})
 SUPERSEDED_KEYS = frozenset({"old_string"})  # an applied edit's old text is no longer in the file
 UNCHANGED_PREFIX = "unchanged since "  # read_file's answer to a re-read still in view (tools/read.py)
 WHOLE = 10**9  # a read without a limit covers the file (as far as the tool shows it)
+DIGEST_TAG = "tool-digest"  # one line per folded call (tiers/collapse.py)
+COARSE_TAG = "tool-digest-coarse"  # one line for many folded calls (tiers/coarsen.py)
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|\[exit )(-?\d+)", re.IGNORECASE)
 _PATHISH = re.compile(r"[\w./-]*\w\.\w{1,8}")
 
@@ -51,12 +53,27 @@ class WorkingSet:
 @dataclass
 class FilePicture:
     path: str
-    last: int = -1  # number of the last call that touched it (calls counted from the start of the view)
+    last: int = -1  # number of the last call that touched it (calls, folded ones too, from the view's start)
     picture: list[str] = field(default_factory=list)  # tool_use ids, oldest first
     reads: list[tuple[str, int, int]] = field(default_factory=list)  # (id, first line, last line)
     stale: list[str] = field(default_factory=list)
     edited: bool = False  # edited or written in view: the picture holds the model's own changes
     whole: bool = False  # the picture starts with a read of the whole file
+
+
+def coarse_count(text: str) -> int:
+    head = text[2:].split(" ", 1)[0]
+    return int(head) if head.isdigit() else 1
+
+
+def calls_in(message: Message, uses: bool = True) -> int:
+    """Tool calls an assistant message stands for: its digest lines, the calls its summary lines
+    count, and (with `uses`) its tool_use blocks. A folded call still counts: it happened."""
+    if message.role != "assistant":
+        return 0
+    lines = sum(b.text.count("\n") + 1 for b in message.blocks if b.meta.tag == DIGEST_TAG)
+    coarse = sum(coarse_count(b.text) for b in message.blocks if b.meta.tag == COARSE_TAG)
+    return (len(message.tool_uses()) if uses else 0) + lines + coarse
 
 
 def _name(block: Block) -> str:
@@ -90,6 +107,7 @@ def pictures(view: Sequence[Message]) -> dict[str, FilePicture]:
     for message in view:
         if message.role != "assistant":
             continue
+        calls += calls_in(message, uses=False)  # folded calls (they come before this message's own)
         for use in message.tool_uses():
             calls += 1
             name, path = _name(use), _path(use)

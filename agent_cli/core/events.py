@@ -33,6 +33,35 @@ class ContextStatus:
 
 
 @dataclass(frozen=True)
+class EvictionReport:
+    """What T1's priced clears have done so far (context/ghosts.py): how many items left and how
+    many of them the model came back for (misses), with what that cost in weighted tokens, and the
+    arithmetic of the latest decision."""
+
+    clears: int = 0
+    cleared_tokens: int = 0
+    misses: int = 0
+    miss_cost: int = 0
+    forecast: int = 0  # the latest T1 decision: requests it expected still to come ...
+    saving: int = 0  # ... the weighted tokens its clears save over them ...
+    risk: int = 0  # ... the expected cost of the misses they cause ...
+    rewrite: int = 0  # ... and the cache rewrite it paid
+
+    def summary(self) -> str:
+        """One line for /context."""
+        line = (
+            f"T1 cleared {self.clears} items ({self.cleared_tokens:,} tokens); {self.misses} came back "
+            f"(misses, {self.miss_cost:,} weighted tokens)"
+        )
+        if self.forecast:
+            line += (
+                f"; last decision: forecast {self.forecast} requests, saving {self.saving:,}, "
+                f"risk {self.risk:,}, rewrite {self.rewrite:,}"
+            )
+        return line
+
+
+@dataclass(frozen=True)
 class Event:
     kind: str = field(default="event", init=False)
 

@@ -38,6 +38,7 @@ from agent_cli.replay.recoverable import RecoverableCheck
 from agent_cli.replay.report import (
     CompactionRecord,
     Integrity,
+    Misses,
     ReplayResult,
     TokenTotals,
     percentile,
@@ -314,6 +315,9 @@ async def _run(
         warnings=tuple(warnings),
         context_tokens=tuple(sizes),
         calibration_factor=calibration.factor,
+        misses=Misses(
+            len(engine.ghosts.misses), round(engine.ghosts.miss_cost), sum(engine.ghosts.clears.values())
+        ),
     )
     return result, probe.checks
 

@@ -4,7 +4,8 @@ For every compaction the replay sees the view before it. Whatever text left the 
 result's body, a large string of a tool call's input, the words of a message — and is not still in
 the span's new messages must occur verbatim in what the store holds under one of the compaction's
 refs (or the ref the block already carried). Input strings are looked for as JSON strings too
-(tool inputs are stored as JSON). Summaries and engine placeholders leaving the view are not items:
+(tool inputs are stored as JSON). The view holds text from outside with our tags escaped
+(core/tags.py) while the store keeps the original bytes, so the store's text is compared escaped too. Summaries and engine placeholders leaving the view are not items:
 their own originals were checked when they were made.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from agent_cli.context.model import Compaction
 from agent_cli.context.tiers.markers import CLEARED_PREFIX
 from agent_cli.context.tiers.selection import is_compacted_result, is_summary_block
+from agent_cli.core.tags import escape_tags
 from agent_cli.core.types import Block, Message
 from agent_cli.tools.base import RecallStore
 
@@ -61,7 +63,7 @@ class RecoverableCheck:
             for ref in refs:
                 if ref not in cache:
                     cache[ref] = store.get(ref) or ""
-                if text in cache[ref] or quoted in cache[ref]:
+                if text in cache[ref] or quoted in cache[ref] or text in escape_tags(cache[ref]):
                     found += 1
                     break
         return len(self.items), found

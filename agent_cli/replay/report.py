@@ -120,6 +120,19 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 @dataclass(frozen=True)
+class Misses:
+    """Cleared items the session came back for (context/ghosts.py): recalls of a cleared ref and, in
+    a recorded session, reads of a file whose earlier read the policy had cleared."""
+
+    count: int = 0
+    cost: int = 0  # weighted tokens: each one's extra request reading the context, the item written again
+    clears: int = 0  # items cleared (T1)
+
+    def to_json(self) -> dict[str, int]:
+        return {"count": self.count, "cost": self.cost, "clears": self.clears}
+
+
+@dataclass(frozen=True)
 class ReplayResult:
     file: str
     policy: str
@@ -138,6 +151,7 @@ class ReplayResult:
     context_tokens: tuple[int, ...] = ()  # per request (not in the JSON)
     calibration_factor: float = 1.0  # our counter's factor for this session (not in the JSON)
     fidelity: Fidelity = Fidelity(0, 0, 0, 0)  # recorded edits whose text the policy hid (fidelity.py)
+    misses: Misses = Misses()
 
     @property
     def weighted_input(self) -> int:
@@ -160,6 +174,7 @@ class ReplayResult:
                 "p95_abs_error_pct": self.p95_abs_error_pct,
             },
             "fidelity": self.fidelity.to_json(),
+            "misses": self.misses.to_json(),
             "warnings": list(self.warnings),
         }
         if self.reference is not None:
@@ -217,6 +232,10 @@ def render_table(result: ReplayResult, console: Console) -> None:
     fid = result.fidelity
     row("edits (blind / visible unmanaged / all)", f"{fid.blind} / {fid.visible_unmanaged} / {fid.edits}")
     row("adjusted weighted input", fid.adjusted_weighted_input, ref.weighted_input if ref else None)
+    row(
+        "misses (count / cost / clears)",
+        f"{result.misses.count} / {result.misses.cost:,} / {result.misses.clears}",
+    )
     row(
         "estimator error (median / p95)",
         f"{_pct(result.median_abs_error_pct)} / {_pct(result.p95_abs_error_pct)}",

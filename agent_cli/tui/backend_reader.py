@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from agent_cli.agent.api import AgentBackend, CommandSpec, SessionInfo
-from agent_cli.core.events import ContextStatus
+from agent_cli.core.events import ContextStatus, EvictionReport
 from agent_cli.core.types import Message
 from agent_cli.tui.commands import merged_commands
 from agent_cli.tui.completion import argument_choices
@@ -44,6 +44,9 @@ class BackendReader:
 
     def breakdown(self) -> dict[str, int] | None:
         return self._read(self.backend.breakdown, None)
+
+    def eviction(self) -> EvictionReport | None:
+        return self._read(getattr(self.backend, "eviction", lambda: None), None)
 
     def sessions(self) -> list[SessionInfo]:
         return self._read(self.backend.sessions, [])

@@ -79,7 +79,7 @@ class CommandViews:
             return
         breakdown, status = reader.breakdown(), reader.status()
         if breakdown is not None and status is not None:
-            self.push_screen(ContextScreen(breakdown, status, reader.model))
+            self.push_screen(ContextScreen(breakdown, status, reader.model, reader.eviction()))
 
     async def _pick_session(self) -> None:
         if (reader := self.reader) is None:

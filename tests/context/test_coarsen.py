@@ -6,7 +6,7 @@ from agent_cli.context.model import ContextConfig
 from agent_cli.context.tiers import MicroCompact
 from agent_cli.context.tiers.coarsen import COARSE_TAG, coarsen
 from agent_cli.context.tiers.markers import short_ref
-from agent_cli.context.tiers.micro import expected_requests
+from agent_cli.context.tiers.pricing import requests_made
 from tests.context.test_tiers import all_text, applied, asst, make_ctx, person, read_pair
 
 
@@ -27,7 +27,7 @@ def lines_of(view, tag):
 
 async def test_old_digest_lines_become_one_recallable_line_per_message_and_recent_ones_stay():
     view = turns(6, 10)
-    config = ContextConfig(working_set_fraction=0, micro_coarse_calls=25)
+    config = ContextConfig(micro_coarse_calls=25)
     ctx = make_ctx(view, config=config)
     compaction, new = await applied(MicroCompact(), view, ctx, "masking")
     coarse = lines_of(new, COARSE_TAG)
@@ -47,14 +47,12 @@ async def test_old_digest_lines_become_one_recallable_line_per_message_and_recen
     assert "src/file34.py" not in all_text(new) and "src/file5.py" not in all_text(new)
     assert "Done with task 0." in all_text(new) and "Task 0: look at the next files." in all_text(new)
     # the session's pace still counts the calls the summary stands for
-    assert expected_requests(new) >= 60
+    assert requests_made(new) >= 60
 
 
 async def test_coarsening_is_off_at_zero_and_leaves_a_working_file_s_lines_alone():
     view = turns(6, 10)
-    off = make_ctx(
-        view, last_request_at=0.0, config=ContextConfig(working_set_fraction=0, micro_coarse_calls=0)
-    )
+    off = make_ctx(view, last_request_at=0.0, config=ContextConfig(micro_coarse_calls=0))
     _, new = await applied(MicroCompact(), view, off, "cache_cold")
     assert not lines_of(new, COARSE_TAG) and "src/file5.py" in all_text(new)
     kept = coarsen(new, coarse_calls=25, working_files=("/repo/src/file5.py",))
@@ -62,9 +60,9 @@ async def test_coarsening_is_off_at_zero_and_leaves_a_working_file_s_lines_alone
     assert lines_of(kept.view, COARSE_TAG)  # the others are summarized
 
 
-async def test_a_cold_cache_summarizes_everything_past_the_working_set_horizon():
+async def test_a_cold_cache_summarizes_everything_older_than_the_calls_collapse_keeps():
     view = turns(3, 10)  # 30 calls: none older than 40
-    config = ContextConfig(working_set_fraction=0, micro_coarse_calls=40, working_set_calls=12)
+    config = ContextConfig(micro_coarse_calls=40)
     warm = make_ctx(view, config=config)
     _, new = await applied(MicroCompact(), view, warm, "masking")
     assert not lines_of(new, COARSE_TAG)

@@ -9,7 +9,17 @@ import pytest
 from agent_cli.context.invariants import check
 from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement, apply_compaction
 from agent_cli.context.policy import POLICIES, Policy, default_policy, make_policy, shift_index
-from tests.context.test_tiers import Counter, FakeSummarizer, make_ctx, person, read_pair, work_session
+from tests.context.test_tiers import (
+    Counter,
+    FakeSummarizer,
+    asst,
+    forgetful,
+    make_ctx,
+    person,
+    read_pair,
+    results,
+    work_session,
+)
 
 
 def chain(view, compactions):
@@ -40,21 +50,31 @@ async def test_warn_flag_at_the_warn_fraction():
 
 async def test_a_cold_cache_runs_micro_compaction_first():
     view = work_session(8)
-    out = await default_policy().decide(view, make_ctx(view, budget=100_000, last_request_at=0.0))
+    out = await default_policy().decide(view, forgetful(make_ctx(view, budget=100_000, last_request_at=0.0)))
     assert [(c.tier, c.trigger) for c in out] == [("T1", "cache_cold")]
     chain(view, out)
 
 
-async def test_order_t1_pressure_then_t3_then_t4_each_on_the_previous_result():
-    view = work_session(20, size=3_000)
-    config = ContextConfig(micro_min_prunable_tokens=500, micro_keep_recent=12)
-    budget = 12_000
-    ctx = make_ctx(view, budget=budget, used=int(budget * 2.5), summarizer=FakeSummarizer(), config=config)
+async def test_order_t1_pressure_then_the_lossy_tiers_each_on_the_previous_result():
+    """T1 frees what its clears can (down to the region target when the view is over the next tier's
+    threshold); what it cannot touch (the model's own long words) is left to T4, computed on T1's
+    result, not on the view T1 started from."""
+    view = [person("Please fix the bug in the parser.")]
+    for n in range(6):
+        view += read_pair(n, 3_000)
+    for n in range(30):
+        view += [
+            asst(f"Checking step {n} of the plan.", (f"s{n}", "bash", {"command": f"make check STEP={n}"})),
+            results((f"s{n}", "bash", f"step {n} ok")),
+        ]
+    view += [asst("Long reasoning. " * 1_500), person("go on", 2)]
+    config = ContextConfig(micro_collapse=False)
+    ctx = forgetful(make_ctx(view, budget=5_000, summarizer=FakeSummarizer(), config=config))
     out = await default_policy().decide(view, ctx)
-    assert [c.tier for c in out] == ["T1", "T3", "T4"]
-    assert out[0].trigger == "pressure"
+    assert [(c.tier, c.trigger) for c in out] == [("T1", "pressure"), ("T4", "auto")]
+    assert out[0].bet is not None and out[0].bet.forced  # over the threshold: space, not price
     final = chain(view, out)
-    assert len(final) < len(view)
+    assert Counter().total(final) < out[0].before
 
 
 async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
@@ -68,10 +88,16 @@ async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
         memory_note="# note\n## Current Goal\n- parser",
         memory_covers=len(view),
     )
-    out = await default_policy().decide(view, fresh)
-    assert [c.tier for c in out] == ["T2"]
+    out = await default_policy().decide(view, replace(fresh, tool_compactable=lambda name: False))
+    assert [c.tier for c in out] == ["T2"]  # (T1 has nothing it may clear here)
     no_region = replace(fresh.config, region_fraction=0.95)
-    stale = replace(fresh, memory_covers=2, summarizer=FakeSummarizer(), config=no_region)
+    stale = replace(
+        fresh,
+        memory_covers=2,
+        summarizer=FakeSummarizer(),
+        config=no_region,
+        tool_compactable=lambda name: False,
+    )
     out = await default_policy().decide(view, stale)
     assert [c.tier for c in out] == ["T4"]
     chain(view, out)
@@ -79,7 +105,7 @@ async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
 
 async def test_auto_compact_off_keeps_only_the_lossless_tier():
     view = work_session(10, size=3_000)
-    config = ContextConfig(auto_compact=False, micro_min_prunable_tokens=500)
+    config = ContextConfig(auto_compact=False)
     ctx = make_ctx(
         view, budget=8_000, used=7_900, summarizer=FakeSummarizer(), config=config, last_request_at=0.0
     )
@@ -91,8 +117,9 @@ async def test_auto_compact_off_keeps_only_the_lossless_tier():
 async def test_anti_thrash_stops_automatic_compaction_after_two_useless_rounds():
     view = work_session(10)
     summarizer = FakeSummarizer()
-    policy = default_policy()
+    policy = Policy(replace(POLICIES["default"], micro=False))  # T1 would free the room itself
     ctx = make_ctx(view, budget=6_000, used=30_000, summarizer=summarizer)  # far more than T4 can free
+    ctx = forgetful(ctx)  # and T3 may summarize every read
     assert [c.tier for c in await policy.decide(view, ctx)] == ["T3", "T4"]
     assert not policy.halted_reason
     assert [c.tier for c in await policy.decide(view, ctx)] == ["T3", "T4"]
@@ -101,9 +128,13 @@ async def test_anti_thrash_stops_automatic_compaction_after_two_useless_rounds()
     assert await policy.decide(view, ctx) == []
     assert len(summarizer.calls) == calls
     # the lossless tier still runs while halted
-    cold = await policy.decide(view, replace(ctx, last_request_at=0.0))
+    policy.spec = POLICIES["default"]
+    cold = await policy.decide(view, forgetful(replace(ctx, last_request_at=0.0)))
     assert [c.tier for c in cold] == ["T1"]
-    # a manual compaction that gets below the threshold resumes automatic compaction
+    # a manual compaction that leaves usage above the threshold does not resume it ...
+    still = await policy.manual(view, make_ctx(view, budget=6_000, used=60_000, summarizer=summarizer))
+    assert still is not None and still.after >= policy.auto_threshold(ctx) and policy.halted_reason
+    # ... one that gets below the threshold does
     await policy.manual(view, make_ctx(view, budget=6_000, summarizer=summarizer))
     assert not policy.halted_reason
 
@@ -144,14 +175,15 @@ async def test_emergency_frees_what_the_api_asked_for():
 
 async def test_digest_mode_digests_at_a_new_persons_message():
     view = work_session(4)
-    ctx = make_ctx(view, budget=100_000, config=ContextConfig(tool_trace="digest", working_set_fraction=0))
+    ctx = forgetful(make_ctx(view, budget=100_000, config=ContextConfig(tool_trace="digest")))
     out = await default_policy().decide(view, ctx)
     assert [c.tier for c in out] == ["digest"]
     assert len(chain(view, out)) == 3
 
 
 def test_make_policy_names_and_errors():
-    assert set(POLICIES) == {"default", "default+subtask", "none", "claude-code", "masking"}
+    names = {"default", "default+subtask", "none", "claude-code", "masking", "api-clear", "api-compact"}
+    assert set(POLICIES) == names
     assert make_policy("Claude-Code").name == "claude-code"
     assert default_policy().name == "default"
     with pytest.raises(ValueError, match="default, default\\+subtask, none, claude-code, masking"):

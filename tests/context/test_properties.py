@@ -22,7 +22,7 @@ from tests.context.test_tiers import Counter, asst, make_ctx, person
 
 TOOLS = ("read_file", "bash", "grep", "edit_file", "glob")
 OPS = ("T1cold", "T1pressure", "T1mask", "T2", "T3", "T4", "T4", "T4fail", "T5", "T5", "digest")
-CONFIG = ContextConfig(micro_min_prunable_tokens=200, prune_output_chars=300, emergency_margin_tokens=100)
+CONFIG = ContextConfig(prune_output_chars=300, emergency_margin_tokens=100)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from tests.context.test_tiers import (
     FakeSummarizer,
     applied,
     asst,
+    attached,
     make_ctx,
     person,
     read_pair,
@@ -61,10 +62,13 @@ def test_a_task_trackers_commands_are_boundaries_too():
     assert transitions(bash("pytest -q")) is None
 
 
+LONG = ContextConfig(forecast_ratio=1.0)  # a session expected to go on: the region's rewrite pays
+
+
 async def test_a_finished_item_becomes_one_region_and_words_stay_verbatim():
     view = session()
     summarizer = FakeSummarizer(replies=["file1, file2 read; off-by-one in file2.py; file3 checked"])
-    ctx = make_ctx(view, budget=12_000, summarizer=summarizer, last_request_at=999.0)
+    ctx = make_ctx(view, budget=12_000, summarizer=summarizer, last_request_at=999.0, config=LONG)
     compaction, new = await applied(SubtaskCompact(), view, ctx, "subtask")
     assert compaction.tier == "T3" and compaction.trigger == "subtask" and len(summarizer.calls) == 1
     assert "src/file1.py" in summarizer.calls[0][1] and "src/file3.py" in summarizer.calls[0][1]
@@ -81,7 +85,7 @@ async def test_a_finished_item_becomes_one_region_and_words_stay_verbatim():
 async def test_without_a_summarizer_the_region_is_one_line_per_call():
     view = session()
     for summarizer in (None, FakeSummarizer(fail=True)):
-        ctx = make_ctx(view, budget=12_000, summarizer=summarizer, last_request_at=999.0)
+        ctx = make_ctx(view, budget=12_000, summarizer=summarizer, last_request_at=999.0, config=LONG)
         compaction, _ = await applied(SubtaskCompact(), view, ctx, "subtask")
         assert "- read_file src/file2.py → ok" in compaction.summary
 
@@ -89,9 +93,10 @@ async def test_without_a_summarizer_the_region_is_one_line_per_call():
 async def test_the_policy_runs_it_only_when_asked_and_above_half_the_auto_threshold():
     view = session()
     used = Counter().total(view)
-    config = ContextConfig(micro_fraction=1.0)  # keep T1 out of the way
-    above = make_ctx(view, budget=int(used / 0.835 * 2 * 0.9), config=config, last_request_at=999.0)
-    below = make_ctx(view, budget=int(used / 0.835 * 2 * 1.2), config=config, last_request_at=999.0)
+    config = LONG
+    # every read looks needed soon: T1 keeps out of the way
+    above = attached(make_ctx(view, budget=int(used / 0.835 * 2 * 0.9), config=config, last_request_at=999.0))
+    below = attached(make_ctx(view, budget=int(used / 0.835 * 2 * 1.2), config=config, last_request_at=999.0))
     done = await make_policy("default+subtask").decide(view, above)
     assert [(c.tier, c.trigger) for c in done] == [("T3", "subtask")]
     assert await make_policy("default+subtask").decide(view, below) == []

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import pytest
 
+from agent_cli.context.eviction import forecast
 from agent_cli.context.invariants import check
 from agent_cli.context.model import ContextConfig, TierContext, apply_compaction
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
 from agent_cli.context.tiers.emergency import static_summary
 from agent_cli.context.tiers.markers import make_ref, short_ref
+from agent_cli.context.tiers.pricing import requests_made
 from agent_cli.context.tiers.rendering import redact, render_for_summary
 from agent_cli.context.tiers.selection import find_tail_start, group_view, is_person_message
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
@@ -108,7 +111,7 @@ def make_ctx(
     view: Sequence[Message], *, budget: int = 10_000, used: int | None = None, **changes
 ) -> TierContext:
     counter = Counter()
-    config = changes.pop("config", ContextConfig(working_set_fraction=0))  # the working set: own tests
+    config = changes.pop("config", ContextConfig())
     ctx = TierContext(
         config=config,
         counter=counter,
@@ -120,6 +123,25 @@ def make_ctx(
         ledger_text="## Ledger\n- person: Please fix the bug in the parser\n- read src/file3.py",
     )
     return replace(ctx, **changes)
+
+
+def forgetful(ctx: TierContext) -> TierContext:
+    """`ctx` with a predictor that expects nothing to be needed again (every clear pays on its own)."""
+    from agent_cli.context.reuse import predict
+
+    return replace(
+        ctx, predictor=lambda view, stats: {k: replace(g, p=0.0) for k, g in predict(view).items()}
+    )
+
+
+def attached(ctx: TierContext) -> TierContext:
+    """`ctx` with a predictor that expects everything to be needed soon (T1 clears only what space
+    forces out)."""
+    from agent_cli.context.reuse import predict
+
+    return replace(
+        ctx, predictor=lambda view, stats: {k: replace(g, p=1.0, decay=0.5) for k, g in predict(view).items()}
+    )
 
 
 def valid(view: Sequence[Message]) -> None:
@@ -196,43 +218,131 @@ def test_render_for_summary_prunes_skips_summaries_and_redacts():
 # -- T1 ---------------------------------------------------------------------------------------------
 
 
-async def test_t1_cache_cold_clears_old_results_keeps_recent_small_and_pairs():
-    view = work_session(6)
-    view[4] = results(("t1", "read_file", "tiny"))  # small results stay
-    ctx = make_ctx(view, last_request_at=0.0)  # idle far longer than the TTL
+def command_session(commands: int = 6, size: int = 3_000, *, reads: int = 0) -> list[Message]:
+    """person -> `commands` bash calls with large outputs -> `reads` whole-file reads -> an answer
+    -> the person's next message (everything before it has been seen by the model)."""
+    view = [person("Find out why the build is slow; do not change the CI config.", 1)]
+    for n in range(commands):
+        tid = f"c{n}"
+        view += [
+            asst(f"Running step {n}.", (tid, "bash", {"command": f"make step{n}"})),
+            results((tid, "bash", f"step {n} log line\n" * (size // 16))),
+        ]
+    for n in range(reads):
+        view += read_pair(100 + n, 2_000)
+    return view + [asst("The slow part is step 3."), person("Go on.", 2)]
+
+
+async def test_t1_cache_cold_clears_what_is_worth_nothing_and_keeps_a_file_just_read():
+    view = command_session(6, size=8_000, reads=1)
+    view[4] = results(("c1", "bash", "tiny"))  # small results are never worth a placeholder
+    ctx = make_ctx(view, budget=100_000, last_request_at=0.0)  # idle far longer than the TTL
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
-    cleared = [b for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
-    assert [b.tool_use_id for b in cleared] == ["t0", "t2"]  # t1 small; t3..t5 the 3 most recent
-    assert cleared[0].text == f"[cleared: read_file output, 2000 chars; recall ref {short_ref('t0')}]"
-    assert compaction.originals[short_ref("t0")] == view[2].blocks[0].text
-    assert set(compaction.refs) == {short_ref("t0"), short_ref("t2")}
-    assert len([b for m in new for b in m.tool_uses()]) == 6  # every tool_use stays
-    assert compaction.after < compaction.before
+    cleared = [b.tool_use_id for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
+    assert cleared == ["c0", "c2", "c3", "c4", "c5"]  # every seen command output but the tiny one
+    assert new[-4].blocks[0].text == view[-4].blocks[0].text  # the whole read: the edit may come
+    old = view[2].blocks[0].text
+    assert new[2].blocks[0].text == f"[cleared: bash output, {len(old)} chars; recall ref {short_ref('c0')}]"
+    assert compaction.originals[short_ref("c0")] == old
+    assert len([b for m in new for b in m.tool_uses()]) == 7  # every tool_use stays, pairs intact
+    assert compaction.bet is not None and compaction.bet.rewrite == 0  # the cache is gone anyway
 
 
-async def test_t1_does_nothing_when_warm_or_below_pressure():
-    view = work_session(6)
-    assert await MicroCompact().propose(view, make_ctx(view), "cache_cold") is None  # 10 s idle
-    assert await MicroCompact().propose(view, make_ctx(view, budget=1_000_000), "pressure") is None
+async def test_t1_does_nothing_when_warm_and_nothing_is_worth_clearing():
+    view = command_session(6, reads=3)
+    assert await MicroCompact().propose(view, make_ctx(view), "cache_cold") is None  # idle 10 s
+    keep_all = attached(make_ctx(view, budget=1_000_000))
+    assert await MicroCompact().propose(view, keep_all, "pressure") is None  # everything is needed soon
+    # and with nothing needed, the same view is cleared under pressure: the gate is the value, not luck
+    assert await MicroCompact().propose(view, forgetful(make_ctx(view, budget=1_000_000)), "pressure")
 
 
-async def test_t1_pressure_needs_enough_prunable_and_a_saving_worth_the_cache_rewrite():
-    config = ContextConfig(micro_min_prunable_tokens=2_000)
-    view = work_session(12, size=4_000)
-    ctx = make_ctx(view, budget=20_000, config=config)
-    compaction, _ = await applied(MicroCompact(), view, ctx, "pressure")
-    assert compaction.trigger == "pressure" and len(compaction.refs) == 9
-    # too little to prune
-    small = make_ctx(view, budget=20_000, config=replace(config, micro_min_prunable_tokens=50_000))
-    assert await MicroCompact().propose(view, small, "pressure") is None
-    # one old result, then a huge recent history that would all have to be written to the cache again
-    view2 = work_session(1, size=12_000, final=False) + [asst("y" * 80_000), person("go on", 2)]
-    view2 += read_pair(50, 100, 2) + read_pair(51, 100, 2) + read_pair(52, 100, 2)
-    ctx2 = make_ctx(view2, budget=40_000, config=config)
-    assert await MicroCompact().propose(view2, ctx2, "pressure") is None
+async def test_t1_makes_no_clear_whose_saving_cannot_pay_its_cache_rewrite_within_the_forecast():
+    # one old output, then a long history that would all have to be written to the cache again
+    view = [person("go")]
+    view += [asst("Looking.", ("c0", "bash", {"command": "make"})), results(("c0", "bash", "z" * 8_000))]
+    view += [asst("x" * 80_000), person("go on", 2)]
+    for n in range(3):
+        view += read_pair(50 + n, 100, 2)
+    ctx = forgetful(make_ctx(view, budget=400_000))
+    requests = forecast(requests_made(view), ctx.config.forecast_ratio, ctx.config.forecast_cap)
+    saving = 0.1 * Counter().text("z" * 8_000) * requests
+    assert saving < 1.15 * 20_000  # a few requests cannot earn back rewriting 20k tokens ...
+    assert await MicroCompact().propose(view, ctx, "pressure") is None
+    # ... but the same clear on a cold cache costs no rewrite and is made
+    cold = await MicroCompact().propose(view, replace(ctx, last_request_at=0.0), "cache_cold")
+    assert cold is not None and cold.bet is not None and cold.bet.rewrite == 0
+    # ... and a forecast long enough to earn it back makes it under pressure too
+    long = replace(ctx, config=replace(ctx.config, forecast_ratio=40.0))
+    made = await MicroCompact().propose(view, long, "pressure")
+    assert made is not None and made.bet.saving > made.bet.rewrite and made.bet.forecast > requests
 
 
-async def test_t1_clears_large_inputs_of_old_calls_and_keeps_them_recallable():
+async def test_t1_clears_right_behind_the_cache_cheaply_and_logs_its_bet_with_the_forecast():
+    """Whole reads worth keeping, then a command's large output the model has just seen: clearing it
+    costs only rewriting what follows the last cached request end before it."""
+    view = [person("go")]
+    for n in range(10):
+        view += read_pair(n, 2_000)
+    view += [asst("Running.", ("c0", "bash", {"command": "make"})), results(("c0", "bash", "log\n" * 2_000))]
+    view += [asst("Built."), person("next", 2)]
+    ends = tuple(
+        i for i in range(len(view) - 1) if view[i].role == "user" and view[i + 1].role == "assistant"
+    )
+    config = ContextConfig(forecast_ratio=1.0)  # a session that will go on about as long again
+    warm = make_ctx(view, budget=100_000, cached=ends, config=config)  # every request's end is cached
+    compaction = await MicroCompact().propose(view, warm, "pressure")
+    assert compaction is not None and compaction.bet is not None
+    new = apply_compaction(view, compaction)
+    assert new[-3].blocks[0].text.startswith("[cleared: bash output")
+    assert all(
+        b.text == o.text
+        for m, n in zip(view[:-3], new[:-3], strict=True)
+        for b, o in zip(m.blocks, n.blocks, strict=True)
+    )
+    data = compaction.to_json()["bet"]
+    requests = forecast(requests_made(view), warm.config.forecast_ratio, warm.config.forecast_cap)
+    assert data["forecast"] == requests and data["saving"] > data["rewrite"] + data["risk"]
+    assert data["rewrite"] < 0.1 * Counter().total(view)  # only the tail is written again
+    # with nothing cached but the system prompt, the same clear would rewrite every message: not made
+    far = make_ctx(view, budget=100_000, cached=(), config=config)
+    assert await MicroCompact().propose(view, far, "pressure") is None
+
+
+async def test_t1_clears_a_stale_read_even_among_the_most_recent_calls():
+    text = "\n".join(f"{n:>6}\tline {n} of a.py: x = {n}" for n in range(1, 80))
+    view = [person("check a.py")]
+    for tid in ("t1", "t9"):  # the same file read whole twice: the second supersedes the first
+        view += [
+            asst("Reading.", (tid, "read_file", {"path": "src/file1.py"})),
+            results((tid, "read_file", text)),
+        ]
+    view += [asst("Same."), person("ok", 2)]
+    ctx = make_ctx(view, budget=100_000, last_request_at=0.0)
+    compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
+    texts = {b.tool_use_id: b.text for m in new for b in m.tool_results()}
+    assert texts["t1"].startswith("[cleared: read_file src/file1.py lines 1-")  # superseded
+    assert not texts["t9"].startswith("[cleared")  # the read that shows the file now stays
+
+
+async def test_t1_above_the_next_tier_s_threshold_clears_the_least_valuable_first():
+    """Over the threshold space decides, not price: even what is worth keeping goes, in ascending
+    value per token (command outputs first, the newest whole read last)."""
+    view = command_session(3, size=2_000, reads=4)
+    ctx = attached(make_ctx(view, budget=int(Counter().total(view) / 0.835 * 0.6)))  # all looks needed
+    compaction = await MicroCompact().propose(view, ctx, "pressure")
+    assert compaction is not None and compaction.bet is not None and compaction.bet.forced
+    new = apply_compaction(view, compaction)
+    assert Counter().total(new) <= ctx.config.region_target_fraction * ctx.budget + 200
+    # with the real predictor the command outputs (worth nothing) go before any read
+    real = make_ctx(view, budget=int(Counter().total(view) / 0.835 * 0.95))
+    compaction = await MicroCompact().propose(view, real, "pressure")
+    texts = {b.tool_use_id: b.text for m in apply_compaction(view, compaction) for b in m.tool_results()}
+    assert all(texts[f"c{n}"].startswith("[cleared") for n in range(3))
+    assert not texts["t103"].startswith("[cleared")
+
+
+async def test_t1_clears_large_inputs_of_finished_calls_and_keeps_them_recallable():
     body = "def f():\n    return 1\n" * 40
     view = [person("rewrite it")]
     for n in range(5):
@@ -240,31 +350,31 @@ async def test_t1_clears_large_inputs_of_old_calls_and_keeps_them_recallable():
             asst("", (f"w{n}", "write_file", {"path": f"f{n}.py", "content": body})),
             results((f"w{n}", "write_file", "ok")),
         ]
-    view.append(asst("done"))
-    ctx = make_ctx(view, last_request_at=0.0)
+    view += [asst("done"), person("thanks", 2)]
+    ctx = forgetful(make_ctx(view, last_request_at=0.0))
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     inputs = [b.input for m in new for b in m.tool_uses()]
-    assert [i["content"].startswith("[cleared: ") for i in inputs] == [True, True, False, False, False]
+    assert all(i["content"].startswith("[cleared: ") for i in inputs)
     assert inputs[0]["path"] == "f0.py"  # short values stay: the call still says what it did
     assert json.loads(compaction.originals[short_ref("w0") + "-in"])["content"] == body
-    assert check(new) == []
+    # what the model just wrote is its own picture of each file: the real predictor keeps it all
+    assert await MicroCompact().propose(view, make_ctx(view, last_request_at=0.0), "cache_cold") is None
 
 
 async def test_t1_folds_old_cleared_pairs_into_digest_lines_and_keeps_recent_calls_whole():
-    view = work_session(16)
-    no_coarse = ContextConfig(working_set_fraction=0, micro_coarse_calls=0)  # tiers/coarsen.py: own tests
+    view = command_session(16)
+    no_coarse = ContextConfig(micro_coarse_calls=0)  # tiers/coarsen.py: own tests
     ctx = make_ctx(view, last_request_at=0.0, config=no_coarse)
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     digests = [b for m in new for b in m.blocks if b.meta.tag == "tool-digest"]
-    assert digests and "- read_file src/file0.py → ok (output cleared, ref " in digests[0].text
+    assert digests and "- bash make step0 → ok (output cleared, ref " in digests[0].text
     kept_ids = [b.id for m in new for b in m.tool_uses()]
-    assert kept_ids[-10:] == [f"t{n}" for n in range(6, 16)]  # the last 10 calls keep their structure
+    assert kept_ids[-10:] == [f"c{n}" for n in range(6, 16)]  # the last 10 calls keep their structure
     assert len(kept_ids) <= 11  # (the run's last folded message keeps its own call)
-    assert "Reading file0.py." in all_text(new)  # the assistant's words stay verbatim
+    assert "Running step 0." in all_text(new)  # the assistant's words stay verbatim
     assert new[0] == view[0] and new[-1] == view[-1]  # the person's words are untouched
-    # every output named by a digest line can be recalled from the compaction's originals
     assert (
-        short_ref("t0") in compaction.refs and compaction.originals[short_ref("t0")] == view[2].blocks[0].text
+        short_ref("c0") in compaction.refs and compaction.originals[short_ref("c0")] == view[2].blocks[0].text
     )
     off = make_ctx(view, last_request_at=0.0, config=ContextConfig(micro_collapse=False))
     _, kept = await applied(MicroCompact(), view, off, "cache_cold")
@@ -319,7 +429,7 @@ async def test_t2_needs_a_note_that_reaches_the_tail():
 async def test_t3_summarizes_runs_of_tool_traffic_and_keeps_words_and_pairs():
     view = work_session(8, size=3_000)
     summarizer = FakeSummarizer(replies=["file0..file7 read; off-by-one in file3.py loop"])
-    ctx = make_ctx(view, budget=8_000, summarizer=summarizer)
+    ctx = forgetful(make_ctx(view, budget=8_000, summarizer=summarizer))  # no read is needed again
     compaction, new = await applied(RegionCompact(), view, ctx)
     assert compaction.tier == "T3" and len(summarizer.calls) == 1
     system, content = summarizer.calls[0]
@@ -340,11 +450,17 @@ async def test_t3_largest_run_first_and_stops_at_target():
     view += read_pair(10, 6_000, 2) + read_pair(11, 6_000, 2) + [asst("done", turn=2), person("thanks", 3)]
     summarizer = FakeSummarizer()
     config = ContextConfig(tail_fraction=0.001)  # keep only the last message verbatim
-    target_ctx = make_ctx(view, budget=int(Counter().total(view) * 1.2), summarizer=summarizer, config=config)
+    total = Counter().total(view)
+    target_ctx = forgetful(make_ctx(view, budget=int(total * 1.2), summarizer=summarizer, config=config))
     compaction, new = await applied(RegionCompact(), view, target_ctx)
-    assert len(summarizer.calls) == 1  # the big run alone reached the target
+    assert len(summarizer.calls) == 1  # the big run alone reached the target ...
     assert "src/file10.py" in summarizer.calls[0][1]
-    assert new[2] == view[2]
+    assert new[2] == view[2]  # ... so the small run was left alone
+    # a target the big run alone cannot reach: the small run is summarized too, after it
+    more = FakeSummarizer()
+    low = forgetful(make_ctx(view, budget=int(total * 0.3), summarizer=more, config=config))
+    await applied(RegionCompact(), view, low)
+    assert len(more.calls) == 2 and "src/file10.py" in more.calls[0][1] and "src/file0.py" in more.calls[1][1]
 
 
 async def test_t3_without_a_summarizer_or_when_it_fails_changes_nothing():
@@ -524,7 +640,7 @@ async def test_digest_turns_finished_runs_into_one_line_per_call():
     view[4] = results(("t1", "read_file", "no such file"), error=True)
     view += [asst("Writing it.", ("t9", "write_file", {"path": "tests/test_x.py"}), turn=2)]
     view += [results(("t9", "write_file", "ok"), turn=2)]  # a run still going: untouched
-    ctx = make_ctx(view)
+    ctx = forgetful(make_ctx(view))  # the finished run's reads are not needed again
     compaction, new = await applied(Digest(), view, ctx, "digest")
     assert len(new) == 5 and new[-2:] == view[-2:]
     digest = new[1]
@@ -534,20 +650,29 @@ async def test_digest_turns_finished_runs_into_one_line_per_call():
     assert lines[0] == "- read_file src/file0.py → ok (2000 chars, ref t0)"
     assert lines[1] == "- read_file src/file1.py → error (12 chars, ref t1)"
     assert compaction.originals["t1"] == "no such file"
-    assert await Digest().propose(new, make_ctx(new), "digest") is None
+    assert await Digest().propose(new, forgetful(make_ctx(new)), "digest") is None
 
 
 @pytest.mark.parametrize("tier", [MicroCompact(), MemoryCompact(), RegionCompact(), FullCompact(), Digest()])
 async def test_tiers_never_mutate_their_input(tier):
-    view = work_session(10)
-    snapshot = list(view)
-    ctx = make_ctx(
-        view,
-        budget=6_000,
-        summarizer=FakeSummarizer(),
-        memory_note="# n",
-        memory_covers=99,
-        last_request_at=0.0,
+    view = work_session(10) + [
+        asst("Writing.", ("w", "write_file", {"path": "new.py", "content": "x = 1\n" * 200})),
+        results(("w", "write_file", "ok")),
+        asst("Done."),
+        person("next", 3),
+    ]
+    snapshot = copy.deepcopy(view)  # blocks hold dicts: a tier must not change them in place either
+    ctx = forgetful(
+        make_ctx(
+            view,
+            budget=6_000,
+            summarizer=FakeSummarizer(),
+            memory_note="# n",
+            memory_covers=len(view),
+            last_request_at=0.0,
+            config=ContextConfig(tool_trace="digest"),
+        )
     )
-    await tier.propose(view, ctx, "cache_cold")
-    assert view == snapshot
+    compaction = await tier.propose(view, ctx, "cache_cold")
+    assert compaction is not None  # each tier did change something ...
+    assert view == snapshot  # ... on copies

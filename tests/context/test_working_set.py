@@ -1,32 +1,33 @@
-"""The working set: what the model is still working with stays; stale and finished work goes first."""
+"""Files' pictures and the predictor that values them: what the model is still working with stays,
+stale and finished work goes first (context/working_set.py, context/reuse.py, tiers/pricing.py)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from agent_cli.context.model import ContextConfig, apply_compaction
+from agent_cli.context.reuse import HAZARD, predict
 from agent_cli.context.tiers import Digest, MicroCompact
+from agent_cli.context.tiers.pricing import valued
 from agent_cli.context.tiers.region import find_runs
-from agent_cli.context.working_set import UNCHANGED_PREFIX, working_set
-from tests.context.test_tiers import Counter, FakeSummarizer, asst, make_ctx, person, read_pair, results
-
-WS = ContextConfig(working_set_fraction=0.5, working_set_calls=4, micro_keep_recent=1)
+from agent_cli.context.working_set import UNCHANGED_PREFIX, named_files, pictures
+from tests.context.test_tiers import FakeSummarizer, asst, make_ctx, person, read_pair, results
 
 
 def numbered(name: str, lines: int = 60) -> str:
     return "\n".join(f"{n:>6}\t{name} line {n}: value = {n}" for n in range(1, lines + 1))
 
 
-def call(tid: str, name: str, **inp) -> list:
+def call(tid: str, name: str, error: bool = False, **inp) -> list:
     output = (
         numbered(inp.get("path", tid)) if name == "read_file" else f"{name} done on {inp.get('path', '')}"
     )
-    return [asst("", (tid, name, inp)), results((tid, name, output))]
+    return [asst("", (tid, name, inp)), results((tid, name, output), error=error)]
 
 
 def session() -> list:
     """Reads of a.py (twice: the first is superseded), b.py and 4 old files, edits of a.py."""
-    view = [person("refactor a.py")]
+    view = [person("refactor it")]
     for n in range(4):
         view += call(f"old{n}", "read_file", path=f"old{n}.py")
     view += call("a1", "read_file", path="a.py")
@@ -38,85 +39,44 @@ def session() -> list:
     return view
 
 
-def test_a_read_then_edited_file_is_kept_and_a_superseded_read_is_stale():
-    ws = working_set(session(), Counter(), 100_000, recent_calls=4)
-    assert {"a2", "e1", "b1"} <= ws.keep and "a1" not in ws.keep
-    assert "a1" in ws.stale and not ({"old0", "old1"} & ws.keep)
-    assert ws.files[0] == "a.py"  # the most recently touched first
+# -- pictures: what of each file the view still shows ------------------------------------------------
 
 
-def test_the_budget_and_the_window_bound_the_working_set():
-    view = session()
-    assert working_set(view, Counter(), 0, recent_calls=4).keep == frozenset()
-    wide = working_set(view, Counter(), 100_000, recent_calls=100)
-    assert {"old0", "old3"} <= wide.keep  # within the window, every file is being worked on
+def test_a_whole_re_read_supersedes_the_earlier_read_and_an_edit_patches_the_picture():
+    files = pictures(session())
+    assert files["a.py"].picture == ["a2", "e1"] and files["a.py"].stale == ["a1"]
+    assert files["a.py"].edited and files["a.py"].whole
+    assert files["b.py"].picture == ["b1"] and not files["b.py"].edited
 
 
-def test_files_in_the_todo_list_or_a_failing_test_come_first():
-    view = session()
-    view += call("todo", "todo_write", todos=[{"content": "finish old1.py", "status": "pending"}])
-    view += [
-        asst("", ("t", "bash", {"command": "pytest"})),
-        results(("t", "bash", "FAILED tests/old2.py::test_x\n[exit 1]"), error=True),
-    ]
-    ws = working_set(view, Counter(), 100_000, recent_calls=2)
-    assert set(ws.files[:2]) == {"old1.py", "old2.py"}
-    assert {"old1", "old2"} <= ws.keep and "old0" not in ws.keep
+def test_a_same_range_re_read_supersedes_a_partial_one_and_a_narrower_one_does_not():
+    view = [person("look")]
+    view += call("p1", "read_file", path="c.py", offset=10, limit=20)
+    view += call("p2", "read_file", path="c.py", offset=10, limit=20)  # the same lines again
+    view += call("p3", "read_file", path="c.py", offset=12, limit=5)  # inside them: does not cover
+    picture = pictures(view)["c.py"]
+    assert picture.stale == ["p1"] and picture.picture == ["p2", "p3"]
 
 
-async def test_t1_clears_stale_and_finished_reads_first_and_keeps_the_working_set():
-    view = session()
-    ctx = make_ctx(view, budget=100_000, last_request_at=0.0, config=WS)
-    compaction = await MicroCompact().propose(view, ctx, "cache_cold")
-    assert compaction is not None
-    after = apply_compaction(view, compaction)
-    text = {b.tool_use_id: b.text for m in after if m.role == "user" for b in m.tool_results()}
-    assert text["a2"].startswith("     1\ta.py line 1") and "value = 60" in text["a2"]
-    assert text["a1"].startswith("[cleared: read_file a.py lines 1-60,")  # stale, though recent
-    assert "recall ref" in text["old0"] and "old0.py lines 1-60" in text["old0"]
-    edit = next(b for m in after for b in m.blocks if b.type == "tool_use" and b.id == "e1")
-    assert edit.input["new_string"] == "x = 3" * 40  # the working set's inputs stay too
-    # without the working set the same T1 clears the kept read and the edit's input
-    config = ContextConfig(working_set_fraction=0, micro_keep_recent=1)
-    off = make_ctx(view, budget=100_000, last_request_at=0.0, config=config)
-    cleared = apply_compaction(view, await MicroCompact().propose(view, off, "cache_cold"))
-    text = {b.tool_use_id: b.text for m in cleared if m.role == "user" for b in m.tool_results()}
-    assert text["a2"].startswith("[cleared: read_file a.py lines 1-60,")
+def test_ten_lines_from_line_one_are_not_the_whole_file():
+    view = [person("look")] + call("h", "read_file", path="c.py", offset=1, limit=10)
+    view += call("p", "read_file", path="c.py", offset=40, limit=10)
+    picture = pictures(view)["c.py"]
+    assert not picture.whole and picture.picture == ["h", "p"] and not picture.stale
 
 
-async def test_t3_and_digest_leave_the_working_set_alone():
-    view = session() + [asst("a.py is refactored."), person("thanks, now b.py")]
-    config = replace(WS, tail_fraction=0.01)  # a short tail: the runs before it are candidates
-    ctx = make_ctx(view, budget=20_000, used=30_000, summarizer=FakeSummarizer(), config=config)
-    runs = find_runs(view, ctx, {})
-    kept = {"a2", "e1", "b1"}
-    for run in runs:
-        ids = {b.tool_use_id for m in view[run.start : run.end] for b in m.tool_results()}
-        assert not ids & kept
-    assert runs  # the rest is summarizable
-    digest = await Digest().propose(view, ctx, "digest")
-    assert digest is None  # the run holds a.py's calls: it stays whole until that work is done
-    done = read_pair(7) + [asst("ok")]
-    later = [person("look at file7")] + done + [person("next")]
-    assert await Digest().propose(
-        later, make_ctx(later, config=ContextConfig(working_set_fraction=0)), "digest"
-    )
+def test_a_failed_call_touches_nothing():
+    view = [person("look")] + call("r1", "read_file", path="c.py")
+    view += call("bad", "read_file", error=True, path="c.py")  # e.g. a wrong offset
+    view += call("bade", "edit_file", error=True, path="c.py", old_string="nope", new_string="x")
+    picture = pictures(view)["c.py"]
+    assert picture.picture == ["r1"] and not picture.edited and picture.last == 1
 
 
-async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
-    view = [person("survey")]
-    for n in range(16):
-        view += call(f"r{n}", "read_file", path=f"mod{n}.py")
-    view += [asst("Surveyed."), person("next")]
-    ctx = make_ctx(
-        view,
-        budget=100_000,
-        last_request_at=0.0,
-        config=ContextConfig(working_set_fraction=0, micro_coarse_calls=0),
-    )
-    after = apply_compaction(view, await MicroCompact().propose(view, ctx, "cache_cold"))
-    digests = "\n".join(b.text for m in after for b in m.blocks if b.meta.tag == "tool-digest")
-    assert "- read_file mod0.py lines 1-60 → ok (output cleared, ref r" in digests
+def test_a_file_named_x_py_is_not_ax_py():
+    view = [person("fix x.py please")] + call("r1", "read_file", path="src/ax.py")
+    view += call("r2", "read_file", path="src/x.py")
+    assert named_files(view, ["src/ax.py", "src/x.py"], ["fix x.py please"]) == ["src/x.py"]
 
 
 def test_an_unchanged_since_answer_does_not_make_the_read_it_points_to_stale():
@@ -125,20 +85,8 @@ def test_an_unchanged_since_answer_does_not_make_the_read_it_points_to_stale():
         asst("", ("a3", "read_file", {"path": "a.py"})),
         results(("a3", "read_file", UNCHANGED_PREFIX + "a2: a.py lines 1-60 are exactly as that read shows")),
     ]
-    ws = working_set(view, Counter(), 100_000, recent_calls=4)
-    assert {"a2", "a3"} <= ws.keep and "a2" not in ws.stale
-
-
-def test_an_edit_s_old_text_does_not_count_against_the_budget_since_t1_clears_it():
-    def edited(old: str) -> list:
-        view = [person("fix a.py")] + call("a1", "read_file", path="a.py")
-        return view + call("e1", "edit_file", path="a.py", old_string=old, new_string="x = 3")
-
-    counter = Counter()
-    kept = working_set(edited("y" * 40), counter, 10**6, recent_calls=4)
-    picture = sum(counter.text(b.text) for m in edited("") for b in m.tool_results())
-    budget = picture + 40  # room for the read, its result texts and the new text, not for 4k of old text
-    assert working_set(edited("y" * 4_000), counter, budget, recent_calls=4).keep == kept.keep == {"a1", "e1"}
+    picture = pictures(view)["a.py"]
+    assert picture.picture == ["a2", "e1", "a3"] and "a2" not in picture.stale
 
 
 def test_a_whole_read_after_a_write_and_edits_supersedes_them_but_a_partial_read_does_not():
@@ -146,11 +94,105 @@ def test_a_whole_read_after_a_write_and_edits_supersedes_them_but_a_partial_read
     view += call("w1", "write_file", path="c.py", content="def f():\n    return 1\n" * 30)
     view += call("e1", "edit_file", path="c.py", old_string="return 1", new_string="return 2" * 20)
     view += call("p1", "read_file", path="c.py", offset=5, limit=10)  # a part: the edit may lie elsewhere
-    ws = working_set(view, Counter(), 100_000, recent_calls=10)
-    assert {"w1", "e1", "p1"} <= ws.keep and not ({"w1", "e1"} & ws.stale)
+    assert pictures(view)["c.py"].picture == ["w1", "e1", "p1"]
     view += call("r1", "read_file", path="c.py")  # the whole file as it is now
-    ws = working_set(view, Counter(), 100_000, recent_calls=10)
-    assert "r1" in ws.keep and {"w1", "e1", "p1"} <= ws.stale and not ({"w1", "e1", "p1"} & ws.keep)
+    picture = pictures(view)["c.py"]
+    assert picture.picture == ["r1"] and picture.stale == ["w1", "e1", "p1"] and not picture.edited
     view += call("e2", "edit_file", path="c.py", old_string="def f", new_string="def g" * 30)
-    ws = working_set(view, Counter(), 100_000, recent_calls=10)
-    assert {"r1", "e2"} <= ws.keep  # an edit after the read patches it: both stay
+    assert pictures(view)["c.py"].picture == ["r1", "e2"]  # an edit after the read patches it
+
+
+# -- the predictor ------------------------------------------------------------------------------------
+
+
+def test_the_predictor_values_a_file_being_edited_above_finished_work_and_stale_at_nothing():
+    guess = predict(session())
+    assert guess["a1"].p == 0 and guess["a1"].cls == "stale"
+    assert (
+        guess["a2"].cls == "editing" and guess["a2"].p == HAZARD["editing"].prior
+    )  # the last call edited it
+    assert guess["b1"].cls == "whole" and guess["b1"].p > guess["old0"].p  # younger: likelier
+    assert guess["old0"].age > guess["b1"].age
+    assert guess["e1"].cls == "patch"
+
+
+def test_files_the_person_the_todo_list_or_a_failing_test_name_do_not_decay():
+    view = session()
+    view += call("todo", "todo_write", todos=[{"content": "finish old1.py", "status": "pending"}])
+    for n in range(30):  # thirty calls later
+        view += call(f"x{n}", "bash", command=f"echo {n}")
+    view += [
+        asst("", ("t", "bash", {"command": "pytest"})),
+        results(("t", "bash", "FAILED tests/old2.py::test_x\n[exit 1]"), error=True),
+    ]
+    guess = predict(view)
+    assert guess["old1"].cls == guess["old2"].cls == "named" and guess["old1"].p == HAZARD["named"].prior
+    assert guess["old0"].cls == "whole" and guess["old0"].p < 0.01
+
+
+def test_the_files_read_with_a_file_just_edited_count_as_touched_with_it():
+    view = [person("go")]
+    view += [
+        asst("", ("r1", "read_file", {"path": "p.py"}), ("r2", "read_file", {"path": "q.py"})),
+        results(("r1", "read_file", numbered("p.py")), ("r2", "read_file", numbered("q.py"))),
+    ]
+    for n in range(10):
+        view += call(f"x{n}", "bash", command="ls")
+    before = predict(view)["r2"]
+    view += call("e", "edit_file", path="p.py", old_string="p.py line 3", new_string="y")
+    after = predict(view)["r2"]
+    assert after.age < before.age and after.p > before.p
+
+
+# -- T1 with the predictor ----------------------------------------------------------------------------
+
+
+async def test_t1_clears_stale_and_finished_reads_and_keeps_the_file_being_worked_on():
+    view = session() + [asst("Refactored a.py."), person("go on")]
+    ctx = make_ctx(view, budget=100_000, last_request_at=0.0)  # cold: no rewrite to pay
+    compaction = await MicroCompact().propose(view, ctx, "cache_cold")
+    assert compaction is not None and compaction.bet is not None
+    after = apply_compaction(view, compaction)
+    text = {b.tool_use_id: b.text for m in after if m.role == "user" for b in m.tool_results()}
+    assert text["a2"].startswith("     1\ta.py line 1") and "value = 60" in text["a2"]
+    assert text["b1"].startswith("     1\tb.py line 1")  # read whole, not yet edited
+    assert text["a1"].startswith("[cleared: read_file a.py lines 1-60,")  # stale, though recent
+    edit = next(b for m in after for b in m.blocks if b.type == "tool_use" and b.id == "e1")
+    assert edit.input["new_string"] == "x = 3" * 40  # the file's own changes stay too
+    assert edit.input["old_string"].startswith("[cleared: ")  # an applied edit's old text is stale
+    # the same T1 under a predictor that sees no future clears the file being worked on too
+    blind = replace(ctx, predictor=lambda v, stats: {k: replace(g, p=0.0) for k, g in predict(v).items()})
+    cleared = apply_compaction(view, await MicroCompact().propose(view, blind, "cache_cold"))
+    text = {b.tool_use_id: b.text for m in cleared if m.role == "user" for b in m.tool_results()}
+    assert text["a2"].startswith("[cleared: read_file a.py lines 1-60,")
+
+
+async def test_t3_and_digest_leave_what_is_worth_keeping_alone():
+    view = session() + [asst("a.py is refactored."), person("thanks, now b.py")]
+    config = ContextConfig(tail_fraction=0.01)  # a short tail: the runs before it are candidates
+    ctx = make_ctx(view, budget=20_000, used=30_000, summarizer=FakeSummarizer(), config=config)
+    kept = valued(view, ctx).keep
+    assert {"a2", "b1"} <= kept and "a1" not in kept
+    for run in find_runs(view, ctx, {}):
+        ids = {b.tool_use_id for m in view[run.start : run.end] for b in m.tool_results()}
+        assert not ids & kept
+    assert await Digest().propose(view, ctx, "digest") is None  # a.py's run stays whole for now
+    later = [person("look at file7")] + read_pair(7) + [asst("ok"), person("next")]
+    blind = replace(
+        make_ctx(later), predictor=lambda v, s: {k: replace(g, p=0.0) for k, g in predict(v).items()}
+    )
+    assert await Digest().propose(later, blind, "digest")
+
+
+async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
+    view = [person("survey")]
+    for n in range(16):
+        view += call(f"r{n}", "bash", command=f"cat mod{n}.py | head -60")
+        view += call(f"m{n}", "read_file", path=f"mod{n}.py")
+    for n in range(30):
+        view += call(f"x{n}", "bash", command=f"echo {n}")
+    view += [asst("Surveyed."), person("next")]
+    ctx = make_ctx(view, budget=100_000, last_request_at=0.0, config=ContextConfig(micro_coarse_calls=0))
+    after = apply_compaction(view, await MicroCompact().propose(view, ctx, "cache_cold"))
+    digests = "\n".join(b.text for m in after for b in m.blocks if b.meta.tag == "tool-digest")
+    assert "- read_file mod0.py lines 1-60 → ok (output cleared, ref r" in digests

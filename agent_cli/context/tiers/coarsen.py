@@ -25,10 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from agent_cli.context.tiers.markers import make_ref
+from agent_cli.context.working_set import COARSE_TAG, DIGEST_TAG, calls_in, coarse_count
 from agent_cli.core.types import Block, Message
 
-DIGEST_TAG = "tool-digest"
-COARSE_TAG = "tool-digest-coarse"
 MAX_FILES = 4
 
 
@@ -37,21 +36,6 @@ class Coarsened:
     view: list[Message]
     originals: dict[str, str] = field(default_factory=dict)
     refs: list[str] = field(default_factory=list)
-
-
-def calls_in(message: Message, uses: bool = True) -> int:
-    """Tool calls an assistant message stands for: its digest lines, the calls its summary lines
-    count, and (with `uses`) its tool_use blocks."""
-    if message.role != "assistant":
-        return 0
-    lines = sum(b.text.count("\n") + 1 for b in message.blocks if b.meta.tag == DIGEST_TAG)
-    coarse = sum(_coarse_count(b.text) for b in message.blocks if b.meta.tag == COARSE_TAG)
-    return (len(message.tool_uses()) if uses else 0) + lines + coarse
-
-
-def _coarse_count(text: str) -> int:
-    head = text[2:].split(" ", 1)[0]
-    return int(head) if head.isdigit() else 1
 
 
 def _parse(line: str) -> tuple[str, str]:
@@ -95,7 +79,7 @@ def _block_calls(block: Block) -> int:
     if block.meta.tag == DIGEST_TAG:
         return block.text.count("\n") + 1
     if block.meta.tag == COARSE_TAG:
-        return _coarse_count(block.text)
+        return coarse_count(block.text)
     return 0
 
 

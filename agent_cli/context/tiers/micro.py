@@ -17,7 +17,8 @@ rewrite it causes, and the cheaper of the two (with or without folding) is made 
 Triggers:
 - "cache_cold": idle longer than the cache TTL; the cached prefix is gone, so there is no rewrite to pay;
 - "pressure": before each request, when the bet pays (or space requires it);
-- anything else ("masking", "manual", ...): clear every older result, unconditionally (no pricing).
+- anything else ("masking", "manual", ...): clear every result but the most recent
+  (`micro_keep_recent`), unconditionally (no pricing), and fold.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import replace
 from agent_cli.context.eviction import bet_of
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
 from agent_cli.context.tiers.coarsen import coarsen
-from agent_cli.context.tiers.collapse import collapse
+from agent_cli.context.tiers.collapse import KEEP_CALLS, collapse
 from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
 from agent_cli.context.tiers.pricing import Choice, choose, large_keys
 from agent_cli.context.tiers.selection import (
@@ -76,8 +77,9 @@ class MicroCompact:
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         if trigger == "cache_cold" and not is_cache_cold(ctx):
             return None
-        if self.keep_recent is not None:
-            return self._masking(view, ctx, trigger)
+        if self.keep_recent is not None or trigger not in ("cache_cold", "pressure"):
+            keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
+            return self._unpriced(view, ctx, trigger, keep)
         cold = trigger == "cache_cold"
         choice = choose(view, ctx, cold=cold, capacity=self.capacity(ctx))
         if not choice.plan.chosen:
@@ -85,12 +87,7 @@ class MicroCompact:
         cleared, originals, refs = clear(view, ctx, choice.results, choice.inputs)
         options = [(cleared, dict(originals), list(refs))]
         if self.collapse and ctx.config.micro_collapse:
-            folded = collapse(cleared, small=ctx.config.micro_keep_chars, now=ctx.now, keep=choice.keep)
-            coarse = coarsen(
-                folded.view, coarse_calls=ctx.config.micro_coarse_calls, working_files=choice.files
-            )
-            more = {**originals, **folded.originals, **coarse.originals}
-            options.append((coarse.view, more, _merged(refs, folded.refs, coarse.refs)))
+            options.append(self._folded(cleared, ctx, originals, refs, choice.keep, choice.files, cold))
         best: Compaction | None = None
         for new, kept, named in options:
             span = _changed_span(view, new)
@@ -112,12 +109,35 @@ class MicroCompact:
             compaction = Compaction(
                 "T1", trigger, (span,), ctx.used, ctx.used - saved, tuple(named), originals=kept, bet=bet
             )
-            if best is None or best.bet is None or bet.net > best.bet.net:
+            if best is None or best.bet is None or bet.net >= best.bet.net:  # a tie: the smaller view
                 best = compaction
         return best
 
-    def _masking(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
-        """Every result but the last `keep_recent`, and every large input before them, unpriced."""
+    def _folded(
+        self,
+        view: list[Message],
+        ctx: TierContext,
+        originals: dict[str, str],
+        refs: list[str],
+        keep: frozenset[str],
+        files: Sequence[str],
+        cold: bool,
+    ) -> tuple[list[Message], dict[str, str], list[str]]:
+        """`view` with its old cleared pairs folded into digest lines and old digest lines coarsened;
+        on a cold cache (the rewrite is free anyway) everything older than collapse's recent calls."""
+        folded = collapse(view, small=ctx.config.micro_keep_chars, now=ctx.now, keep=keep)
+        calls = ctx.config.micro_coarse_calls
+        if cold and calls > 0:
+            calls = min(calls, KEEP_CALLS)
+        coarse = coarsen(folded.view, coarse_calls=calls, working_files=files)
+        more = {**originals, **folded.originals, **coarse.originals}
+        return coarse.view, more, _merged(refs, folded.refs, coarse.refs)
+
+    def _unpriced(
+        self, view: Sequence[Message], ctx: TierContext, trigger: str, keep: int
+    ) -> Compaction | None:
+        """Every result but the last `keep`, and every large input before them, with no pricing
+        (the "masking" policy, or a trigger such as "manual"); folded too when collapse is on."""
         uses = tool_uses_by_id(view)
         results = [
             (i, j)
@@ -136,7 +156,6 @@ class MicroCompact:
             for j, b in enumerate(m.blocks)
             if b.type == "tool_use" and not b.meta.pinned and ctx.tool_compactable(b.name)
         ]
-        keep = self.keep_recent or 0
         limit = ctx.config.micro_keep_chars
         old = results[: max(0, len(results) - keep)]
         chosen = frozenset(
@@ -150,6 +169,8 @@ class MicroCompact:
             if (keys := large_keys(view[i].blocks[j].input, limit))
         }
         new, originals, refs = clear(view, ctx, chosen, inputs)
+        if self.collapse and ctx.config.micro_collapse:
+            new, originals, refs = self._folded(new, ctx, originals, refs, frozenset(), (), False)
         span = _changed_span(view, new)
         if span is None:
             return None

@@ -1,4 +1,5 @@
-"""`/context`: what fills the context window — a coloured stacked bar and a table of tokens and %."""
+"""`/context`: what fills the context window — a coloured stacked bar and a table of tokens and %, and
+what T1's priced clears have done (clears, misses and their cost, the latest decision)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from agent_cli.core.events import ContextStatus
+from agent_cli.core.events import ContextStatus, EvictionReport
 from agent_cli.tui.formatting import format_percent, format_threshold, format_tokens
 
 CATEGORIES: tuple[tuple[str, str, str, str], ...] = (
@@ -65,8 +66,15 @@ class ContextScreen(ModalScreen[None]):
     CSS_PATH = "context_screen.tcss"
     BINDINGS = [Binding("escape,q", "close", "close")]
 
-    def __init__(self, breakdown: Mapping[str, int], status: ContextStatus, model: str = "") -> None:
+    def __init__(
+        self,
+        breakdown: Mapping[str, int],
+        status: ContextStatus,
+        model: str = "",
+        eviction: EvictionReport | None = None,
+    ) -> None:
         super().__init__()
+        self.eviction = eviction
         self.breakdown = dict(breakdown)
         self.status = status
         self.model = model
@@ -81,6 +89,8 @@ class ContextScreen(ModalScreen[None]):
             yield Static(self._headline(), id="context-headline")
             yield Static(self._bar(), id="context-bar")
             yield Static(self._legend(), id="context-legend")
+            if self.eviction is not None:
+                yield Static(Text(self.eviction.summary(), style="dim"), id="context-eviction")
             yield DataTable(id="context-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:

@@ -78,7 +78,9 @@ def log_likelihood(data: Sequence[tuple[int, int, int]], prior: float, tau: floa
     return total
 
 
-FLAT = frozenset({"named"})  # pointed at by the person, the todo list or a failing test: the pointer does not age
+FLAT = frozenset(
+    {"named"}
+)  # pointed at by the person, the todo list or a failing test: the pointer does not age
 
 
 def fit(data: Sequence[tuple[int, int, int]], flat: bool = False) -> Hazard:

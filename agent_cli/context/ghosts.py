@@ -108,7 +108,9 @@ class Ghosts:
         )
 
     # -- what left --------------------------------------------------------------------------------
-    def cleared(self, before: Sequence[Message], compaction: Compaction, count: Any, small: int = 120) -> None:
+    def cleared(
+        self, before: Sequence[Message], compaction: Compaction, count: Any, small: int = 120
+    ) -> None:
         """Record the items `compaction` cleared from `before` (T1 and masking clears; other tiers
         summarize rather than clear, and their refs are recalled without being priced). An item
         cleared and folded into a digest line at once is found by the ref the compaction stored it

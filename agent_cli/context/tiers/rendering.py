@@ -3,6 +3,7 @@ redacted) and the prompt files filled for it."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -63,7 +64,11 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{head}\n… [{len(text) - len(head) - len(tail)} chars omitted] …\n{tail}"
 
 
-def render_block(block: Block, uses: dict[str, Block], prune_chars: int | None) -> str:
+def render_block(
+    block: Block, uses: dict[str, Block], prune_chars: int | None, verbatim: bool = False
+) -> str:
+    """One block as transcript text; `verbatim` (an original kept for recall): a tool call with its
+    whole input, each string byte for byte on lines of its own, so recall gives it back."""
     if block.type == "text":
         label = f"<{block.meta.tag}>" if block.meta.tag else ""
         return f"{label}{block.text}"
@@ -71,7 +76,8 @@ def render_block(block: Block, uses: dict[str, Block], prune_chars: int | None) 
         return ""
     if block.type == "tool_use":
         target = tool_target(block.input)
-        return f"[tool call {block.id}] {block.name} {target}".rstrip()
+        head = f"[tool call {block.id}] {block.name} {target}".rstrip()
+        return head + "".join(_input_line(k, v) for k, v in block.input.items()) if verbatim else head
     if block.type == "tool_result":
         name = result_tool_name(block, uses)
         status = "error" if block.is_error else "ok"
@@ -94,13 +100,14 @@ def render_transcript(
     """A plain transcript. For a summarizer: tool outputs pruned, summaries skipped, secrets redacted.
     For recall (the original): everything verbatim."""
     uses = uses if uses is not None else tool_uses_by_id(messages)
+    verbatim = prune_chars is None and not redact_secrets  # the original, for recall
     parts: list[str] = []
     for message in messages:
         lines: list[str] = []
         for block in message.blocks:
             if skip_summaries and is_summary_block(block):
                 continue
-            rendered = render_block(block, uses, prune_chars)
+            rendered = render_block(block, uses, prune_chars, verbatim)
             if rendered:
                 lines.append(rendered)
         if not lines:
@@ -111,6 +118,12 @@ def render_transcript(
         parts.append(f"## {who}\n" + "\n".join(lines))
     text = "\n\n".join(parts)
     return redact(text) if redact_secrets else text
+
+
+def _input_line(key: str, value: object) -> str:
+    if isinstance(value, str):
+        return f"\n  {key}:\n{value}" if "\n" in value or len(value) > 80 else f"\n  {key}: {value}"
+    return f"\n  {key}: {json.dumps(value, ensure_ascii=False)}"
 
 
 def render_for_summary(

@@ -1,4 +1,4 @@
-"""What a session is made of, handed to it already built by the one composition root (cli/compose.py).
+"""What a session is made of, handed to it already built by the one composition root (api/compose.py).
 
 `SessionParts` holds the session-wide pieces; `SessionBuilder` builds the pieces that belong to one
 open log (the parent's at every open, /clear and /resume, and each sub-agent's), so nothing in

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 
 class AgentSession:
-    """Implements agent.api.AgentBackend. Coordinates the parts cli/compose.py built: it opens logs,
+    """Implements agent.api.AgentBackend. Coordinates the parts api/compose.py built: it opens logs,
     runs turns and switches models and modes; it constructs nothing from config."""
 
     def __init__(self, parts: SessionParts, setup: SessionSetup):

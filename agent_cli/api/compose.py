@@ -1,6 +1,7 @@
 """The one composition root: everything a session is made of is built here, from the config, and
-handed to `AgentSession` already built. The TUI, `agent -p`, the tests and sub-agents (through the
-`SessionBuilder` below) all get their pieces from this module.
+handed to `AgentSession` already built. The Python API (`api.Session`, `api.run`) and through it the
+TUI and `agent -p`, the tests and sub-agents (through the `SessionBuilder` below) all get their
+pieces from this module.
 """
 
 from __future__ import annotations
@@ -195,9 +196,10 @@ def open_session(
     trusted: bool | None = None,
     report: Callable[[str, str], None] | None = None,
 ) -> AgentSession:
-    """The session a front end runs (the TUI, `agent -p`): the provider the config names, the trust
-    decision, the workspace's MCP servers, then `compose_session`. `report` says problems as they
-    happen (headless: a line on stderr); without it they reach the session's notices."""
+    """The session a front end runs (through api.Session: the TUI, `agent -p`, programs): the
+    provider the config names, the trust decision, the workspace's MCP servers, then
+    `compose_session`. `report` says problems as they happen (headless: a line on stderr); without
+    it they reach the session's notices. `trusted` is the caller's decision (the TUI asked)."""
     if demo and config.model == "claude-sonnet-5-5":
         config = replace(config, model="scripted")
     provider = make_provider(config)
@@ -205,6 +207,7 @@ def open_session(
     if interactive and callable(prepare):
         prepare()  # import the SDK here, off the UI's event loop (the TUI calls this in a thread)
     trust = trust_decision(config, workspace)
+    untold = trust.notice(workspace) if trust.ignored and report is None and trusted is None else None
     if report is not None and trust.ignored:
         report(trust.notice(workspace), "warning")
     trusted = trust.trusted if trusted is None else trusted
@@ -212,7 +215,10 @@ def open_session(
 
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
     setup = SessionSetup(workspace, resume_id, interactive, trusted, fork=fork)
-    return compose_session(config, provider, setup, mcp=mcp)
+    session = compose_session(config, provider, setup, mcp=mcp)
+    if untold:  # what the workspace brought and was left out: a notice with the first prompt
+        session.warnings.append(untold)
+    return session
 
 
 def make_provider(config: Config) -> Provider:

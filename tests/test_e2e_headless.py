@@ -207,6 +207,27 @@ def test_a_pipe_that_never_speaks_does_not_hang_the_run(
     assert prompt_of(fake_anthropic) == "hello"
 
 
+def test_a_terminal_on_stdin_is_never_read(workspace: Path, fake_anthropic: FakeAnthropic) -> None:
+    import os
+
+    controller, terminal = os.openpty()
+    try:
+        out = subprocess.run(
+            [*AGENT, "-p", "hello"],
+            cwd=workspace,
+            env=anthropic_env(workspace, fake_anthropic),
+            stdin=terminal,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert out.returncode == 0 and "stdin" not in out.stderr, out.stderr
+    assert prompt_of(fake_anthropic) == "hello"
+
+
 def test_stream_json_input_runs_each_user_message(workspace: Path, fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.push(text("First answer."), text("Second answer."))
     messages = [

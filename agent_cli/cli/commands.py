@@ -70,7 +70,12 @@ def typer_app():
         add_completion=False,
         invoke_without_command=True,
         no_args_is_help=False,
-        help="agent — a terminal coding agent with a context engine.",
+        help=(
+            "agent — a terminal coding agent with a context engine.\n\n"
+            '`agent "PROMPT"` opens the TUI with that prompt sent; `agent -p "PROMPT"` runs it headless '
+            "(what is piped in comes first)."
+        ),
+        options_metavar="[OPTIONS] [PROMPT]",
         context_settings={"help_option_names": ["-h", "--help"]},
     )
 

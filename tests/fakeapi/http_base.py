@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from tests.fakeapi.replies import (
     Disconnect,
@@ -30,6 +30,15 @@ from tests.fakeapi.replies import (
     reply_from_json,
     text,
 )
+
+
+class Responder(Protocol):
+    """Answers a request from its body instead of the scripted queue (tests/fakeapi/reactive.py).
+    `observe` is told the usage the server reported for every answered request (side: a summarizer's)."""
+
+    def respond(self, body: dict[str, Any]) -> Scripted: ...
+
+    def observe(self, body: dict[str, Any], usage: Any, *, side: bool) -> None: ...
 
 
 class FakeServer:
@@ -45,8 +54,12 @@ class FakeServer:
         require_key: str | None = None,
         max_prompt_tokens: int | None = None,
         separate_summaries: bool = False,
+        responder: Responder | None = None,
     ) -> None:
         self.require_key = require_key
+        # responder: when set, it answers every request the routes do not (the queue is not used);
+        # a summarizer's request gets the off-queue summary, as with separate_summaries
+        self.responder = responder
         self.max_prompt_tokens = max_prompt_tokens
         # separate_summaries: a summarizer's request (no tools, or — Anthropic — tool_choice none for
         # a session-memory update) is answered with a summary of its own and does not consume the
@@ -127,9 +140,10 @@ class FakeServer:
         return True
 
     def scripted_for(self, body: dict[str, Any], tokens: int, *, side: bool) -> Scripted:
-        """What answers `body`: an off-queue summary for a side request (with separate_summaries),
-        else the next reply of its route or of the shared queue ("ok" when empty)."""
-        if self.separate_summaries and side:
+        """What answers `body`: an off-queue summary for a side request (with separate_summaries or
+        a responder), else the next reply of its route, else the responder's answer, else the next
+        reply of the shared queue ("ok" when empty)."""
+        if side and (self.separate_summaries or self.responder is not None):
             self.summary_requests.append(body)
             return text(f"## Summary\nA fake summary of a request of {tokens} tokens.")
         with self.lock:
@@ -137,6 +151,8 @@ class FakeServer:
             for marker, queue in self._routes:
                 if queue and marker in first:
                     return queue.popleft()
+            if self.responder is not None:
+                return self.responder.respond(body)
             return self._queue.popleft() if self._queue else text("ok")
 
     def next_id(self, prefix: str) -> str:

@@ -19,6 +19,7 @@ did not finish its scenario or whose tool calls failed is marked FAILED. The sce
 sizes and the run itself: tests/fakeapi/scenarios.py —
 - batch: read 10 files of 250 lines whole, then edit a middle line of each;
 - repeated: read one file, then edit 8 lines spread through it;
+- repeated_loaded: the same after 9 whole reads of other files, so the edits run under pressure;
 - interleaved: read A, edit A, read B, edit B, … over 10 files;
 - exploration: 40 whole-file reads, then edit 10 of them;
 - bash: read 5 files, then `seq 1 20000` before each of their edits;

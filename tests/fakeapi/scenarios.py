@@ -2,7 +2,7 @@
 
     scenario = SCENARIOS["batch"]()                     # files to write, the model's steps, a prompt
     run = run_closed_loop(scenario, tmp_path / "repo", 60_000)   # budget None: unpressured
-    run.model.forced, run.model.weighted_input, run.missing, run.problem
+    run.model.forced, run.model.weighted_input, run.missing, run.problem, run.result["compactions"]
 
 A run writes the files into a fresh git repository at `workspace`, starts the fake Messages API
 answered by a `ReactiveModel` of the scenario, and runs `python -m agent_cli.cli -p PROMPT
@@ -18,10 +18,12 @@ line is unique across all files, so one file's text never stands in for another'
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.e2e import anthropic_env, run_agent, user_config
 from tests.fakeapi.reactive import Answer, Bash, Edit, ReactiveModel, Read, Step
@@ -154,8 +156,18 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
 class ClosedLoop:
     model: ReactiveModel
     returncode: int
+    stdout: str  # the CLI's JSON result (`result` parses it)
     stderr: str
     missing: tuple[str, ...]  # files whose content is not what the scenario's edits make
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """The CLI's `--output-format json` object ({} when it printed none): compactions, usage, …"""
+        try:
+            found = json.loads(self.stdout)
+        except json.JSONDecodeError:
+            return {}
+        return found if isinstance(found, dict) else {}
 
     @property
     def problem(self) -> str:
@@ -198,4 +210,4 @@ def run_closed_loop(scenario: Scenario, workspace: Path, budget: int | None) -> 
             timeout=RUN_TIMEOUT,
         )
     missing = tuple(p for p, t in scenario.expected_files().items() if (workspace / p).read_text() != t)
-    return ClosedLoop(model, out.returncode, out.stderr, missing)
+    return ClosedLoop(model, out.returncode, out.stdout, out.stderr, missing)

@@ -1,5 +1,6 @@
 """Reading a Messages-API request as a model would: what text it shows, and which refs it names for
-a file read that left it (the shapes agent_cli/context writes: T1's `[cleared: …; recall ref R]`,
+a file's text that left it (the shapes agent_cli/context writes: T1's `[cleared: …; recall ref R]`
+on a read's result or on an edit's input,
 T0's `<persisted-output ref="R">`, T3's region pointers, T1's digest and coarse lines, T4's
 `<summary ref="R">`). Used by the reactive model (reactive.py); see its docstring."""
 
@@ -16,7 +17,8 @@ from agent_cli.replay.fidelity import needed_lines, shows, visible_texts
 @dataclass(frozen=True)
 class Pointer:
     """A ref the request names for `path` ("*": any file). kind: "file" (that read's own output),
-    "region" (a summarized span holding it among others), "list" (a coarse list of calls)."""
+    "input" (an edit's or write's cleared input: text the model wrote), "region" (a summarized span
+    holding it among others), "list" (a coarse list of calls)."""
 
     path: str
     ref: str
@@ -26,6 +28,7 @@ class Pointer:
 
 COMPACTED = ("[cleared: ", "[region summary", "[summarized in the region summary", "<persisted-output ")
 READ_TOOLS = frozenset({"read_file", "Read"})
+WRITE_TOOLS = frozenset({"edit_file", "write_file", "Edit", "MultiEdit", "Write"})
 _REF = r"([A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9])"
 _LINES = re.compile(r"lines (\d+)-(\d+)")
 _RECALL_REF = re.compile(r"recall ref " + _REF)
@@ -100,6 +103,7 @@ def pointers(body: dict[str, Any]) -> list[Pointer]:
         kind = block.get("type")
         if kind == "tool_use":
             uses[str(block.get("id"))] = block
+            out += _input_pointers(block)
             continue
         texts = [result_text(block)] if kind == "tool_result" else [str(block.get("text", ""))]
         if kind == "tool_result":
@@ -111,6 +115,22 @@ def pointers(body: dict[str, Any]) -> list[Pointer]:
         for found_text in texts:
             out += _text_pointers(found_text)
     return out
+
+
+def _input_pointers(use: dict[str, Any]) -> list[Pointer]:
+    """An edit's or a write's input whose text T1 cleared (`[cleared: N chars; recall ref R-in]`): R
+    holds the whole input, the text the model wrote into the file."""
+    inputs = use.get("input") or {}
+    path = inputs.get("path") or inputs.get("file_path")
+    if use.get("name") not in WRITE_TOOLS or not isinstance(path, str):
+        return []
+    for value in inputs.values():
+        found = (
+            _RECALL_REF.search(value) if isinstance(value, str) and value.startswith("[cleared: ") else None
+        )
+        if found:
+            return [Pointer(path, found.group(1), "input")]
+    return []
 
 
 def _text_pointers(content: str) -> list[Pointer]:

@@ -37,6 +37,8 @@ precise first:
   file is read again (the item whole, which is what a miss costs); with `grep_spans=True`,
   `recall(R, pattern=<the old line>)` instead, and a recall that says it holds more than was
   shown is searched the same way from the next offset (a model that greps spans: cheaper misses);
+- an edit's input T1 cleared (`[cleared: N chars; recall ref R-in]`): `recall(R)`, first when the
+  old text is what an earlier edit wrote, last otherwise;
 - a coarse digest line naming the file (`- 14 earlier calls (read_file x6, …) on a.py, …; list:
   recall ref R`): `recall(R)` for the list, whose digest lines name the read's own ref next;
 - none of those, or none brought the text back: `read_file(path)`.
@@ -141,7 +143,8 @@ class Usage:
 # -- the model ----------------------------------------------------------------------------------------
 
 _MORE = re.compile(r"call again with offset=(\d+)\]")
-_RANK = {"file": 0, "region": 1, "list": 2}
+_RANK = {"file": 0, "region": 1, "list": 2, "input": 3}
+_RANK_OWN = {"input": 0, "file": 1, "region": 2, "list": 3}
 
 
 class ReactiveModel:
@@ -247,8 +250,10 @@ class ReactiveModel:
             and (p.kind != "region" or self.grep_spans)
         ]
         if found:
-            # the most precise kind first; among those, the latest (the freshest picture of the file)
-            rank = {id(p): (_RANK[p.kind], -i) for i, p in enumerate(found)}
+            # the most precise kind first (text the model wrote itself, when the old text is text
+            # an earlier step wrote); among those, the latest (the freshest picture of the file)
+            ranks = _RANK_OWN if self._wrote(step) else _RANK
+            rank = {id(p): (ranks[p.kind], -i) for i, p in enumerate(found)}
             best = min(found, key=lambda p: rank[id(p)])
             # a span of many results: only the lines needed (recall's pattern), not pages of others
             pattern = re.escape(needed_lines(step.old)[0]) if best.kind == "region" else ""
@@ -256,6 +261,14 @@ class ReactiveModel:
         if any(f.tool == "read_file" for f in self._tried):
             return None
         return Fetch(self._next, "read_file", step.path)
+
+    def _wrote(self, step: Edit) -> bool:
+        """Whether `step`'s old text is text an earlier edit of the scenario wrote into its file."""
+        needed = needed_lines(step.old)
+        return any(
+            isinstance(s, Edit) and s.path == step.path and all(line in s.new for line in needed)
+            for s in self.steps[: self._next]
+        )
 
 
 def _covers(pointer: Pointer, line: int | None) -> bool:

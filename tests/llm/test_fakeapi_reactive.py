@@ -255,3 +255,28 @@ def test_the_server_asks_the_model_and_tells_it_the_usage_it_reported():
         u["input_tokens"] + 1.25 * u["cache_creation_input_tokens"] + 0.1 * u["cache_read_input_tokens"]
         for u in reported
     )
+
+
+def test_text_the_model_wrote_and_t1_cleared_is_recalled_from_the_edits_input():
+    again = NEW + "  # twice"
+    model = ReactiveModel([Read("src/a.py"), Edit("src/a.py", OLD, NEW), Edit("src/a.py", NEW, again)])
+    conversation = Conversation()
+    read_done(model, conversation, placeholder("read_file", "src/a.py", 9_000, "rread", (1, 250)))
+    assert the_call(model.respond(conversation.body())).input == {"ref": "rread"}  # the read's own text
+    conversation.call("recall", {"ref": "rread"}, READ_OUTPUT)
+    assert the_call(model.respond(conversation.body())).name == "edit_file"
+    cleared = {
+        "path": "src/a.py",
+        "old_string": "[cleared: 52 chars; recall ref redit-in]",
+        "new_string": "[cleared: 63 chars; recall ref redit-in]",
+    }
+    conversation.call("edit_file", cleared, "edited src/a.py")
+    conversation.messages[-2]["content"][-1]["input"] = cleared
+    conversation.messages[-3]["content"][0]["content"] = "(the recall was cleared too)"
+    # the old text now is what the first edit wrote: its input, not the read
+    assert the_call(model.respond(conversation.body())).input == {"ref": "redit-in"}
+    stored = json.dumps({"path": "src/a.py", "old_string": OLD, "new_string": NEW}, indent=1)
+    conversation.call("recall", {"ref": "redit-in"}, stored)
+    call = the_call(model.respond(conversation.body()))
+    assert (call.name, call.input["old_string"]) == ("edit_file", NEW)
+    assert [f.ref for f in model.forced] == ["rread", "redit-in"]

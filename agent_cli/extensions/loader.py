@@ -8,7 +8,7 @@ definitions or in command files is one warning line each, and the session starts
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_cli.core.events import Notice
@@ -41,7 +41,7 @@ class SessionExtensions:
     warnings: tuple[str, ...]
     child_env: ChildEnv = ChildEnv()  # what hook commands see of the environment
     skills: SkillCatalog = SkillCatalog()
-    skill_grants: SkillGrants = SkillGrants(None, False)
+    skill_grants: SkillGrants = field(default_factory=lambda: SkillGrants(None, False))
 
     def hooks(self, identity: Callable[[], HookIdentity], record: Record) -> HookRunner:
         env = self.child_env.build()

@@ -228,3 +228,16 @@ async def test_slash_name_starts_a_skill_and_wins_over_a_command(workspace, user
     assert specs["review"].args == "<file>" and "hidden" not in specs
     await run(s, "/hidden")
     assert "Unknown command /hidden" in command_text(await run(s, "/hidden"))
+
+
+async def test_slash_name_of_a_skill_whose_file_went_away_is_one_line(workspace, user):
+    gone = skill(user / "xdg" / "agent" / "skills", "gone", front("Will vanish"))
+    s = make(workspace, [{"text": "still here"}])
+    gone.unlink()
+    events = await run(s, "/gone now")
+    errors = [e.text for e in events if isinstance(e, Notice) and e.level == "error"]
+    assert (
+        len(errors) == 1 and errors[0].startswith("/gone: ") and "gone/SKILL.md: cannot be read" in errors[0]
+    )
+    assert events[-1].is_error and s.provider.requests == []  # nothing was sent
+    assert (await run(s, "hello"))[-1].result == "still here"  # the session goes on

@@ -11,6 +11,7 @@ ordinary tools (and their permission checks).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ class SessionSkills:
 
 
 def install_skill_tools(
-    tools: ToolRegistry, catalog: SkillCatalog, grants: SkillGrants, cap: int, count: Any
+    tools: ToolRegistry, catalog: SkillCatalog, grants: SkillGrants, cap: int, count: Callable[[str], int]
 ) -> tuple[ToolRegistry, SessionSkills]:
     """`tools` plus `skill` (when a skill is for the model) and `skill_search` (when the listing
     could not hold them all)."""

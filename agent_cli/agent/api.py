@@ -69,6 +69,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "[name]", "show or change the model", MODEL_CHOICES),
     CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
     CommandSpec("memory", "", "show the session-memory note"),
+    CommandSpec("skills", "", "the skills found, whether the model sees them, and their tokens"),
+    CommandSpec(
+        "init",
+        "[focus]",
+        "explore the repository with a read-only sub-agent, then write or update AGENTS.md (asks first)",
+    ),
     CommandSpec("todo", "", "show the todo list"),
     CommandSpec(
         "permissions",

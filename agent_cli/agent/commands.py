@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
     from agent_cli.context.engine import ContextEngine
     from agent_cli.extensions.mcp.runtime import McpRuntime
+    from agent_cli.extensions.skills.tool import SessionSkills
     from agent_cli.session.log import EventLog
     from agent_cli.tools.permissions import Permissions
 
@@ -41,6 +42,7 @@ class CommandHost(AgentBackend, Protocol):
     rule_warnings: list[str]
     totals: Totals
     mcp: McpRuntime | None
+    skills: SessionSkills | None
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
@@ -281,6 +283,12 @@ async def _mcp(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return await mcp_command(session.mcp, arg, session.engine.counter, session.workspace)
 
 
+async def _skills(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    from agent_cli.extensions.skills.command import skills_report
+
+    return skills_report(session.skills, session.engine.counter.text)
+
+
 async def _quit(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("quit", "Bye.", {"quit": True})
 
@@ -300,6 +308,7 @@ HANDLERS: dict[str, Callable[[CommandHost, str, Emit], Awaitable[CommandResult]]
     "export": _export,
     "rewind": _rewind,
     "mcp": _mcp,
+    "skills": _skills,
     "quit": _quit,
     "exit": _quit,
 }

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_cli.extensions.hooks.api import HookRunner
     from agent_cli.extensions.hooks.runner import HookIdentity, Record
     from agent_cli.extensions.mcp.runtime import McpRuntime
+    from agent_cli.extensions.skills.tool import SessionSkills
     from agent_cli.llm.base import Provider
     from agent_cli.llm.models import ModelRegistry
     from agent_cli.session.log import EventLog, SessionStore
@@ -104,6 +105,7 @@ class SessionParts:
     hooks: Callable[[Callable[[], HookIdentity], Record], HookRunner]  # bound to the session's identity
     builder: SessionBuilder
     mcp: McpRuntime | None = None  # MCP servers: their tools join `tools` between turns
+    skills: SessionSkills | None = None  # the catalog, the listing the system prompt carries, grants
     clock: Callable[[], float] = field(default=lambda: 0.0)
     rule_warnings: list[str] = field(default_factory=list)  # said first, and kept for /permissions
     warnings: list[str] = field(default_factory=list)  # told once, after what opening the log found

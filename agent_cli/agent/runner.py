@@ -20,9 +20,10 @@ from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
+from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust
-from agent_cli.extensions.custom_commands import CustomCommand
+from agent_cli.extensions.custom_commands import PromptCommand
 from agent_cli.extensions.hooks import HookRunner
 from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
@@ -85,6 +86,7 @@ class AgentSession:
         self.sandbox = parts.sandbox
         self.hooks: HookRunner = parts.hooks(self._hook_identity, self._record)
         self.custom = parts.commands
+        self.skills = parts.skills  # for /skills; a loaded skill's allowed-tools end with the turn
         self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
@@ -268,6 +270,8 @@ class AgentSession:
             await self.lifecycle.start(emit, self.engine.inject)
             return await self.loop.run(prompt, emit, user_message=user_message)
         finally:
+            if self.skills is not None:
+                self.skills.grants.end_turn()
             self._after_turn(emit)
 
     def _model_info(self, name: str) -> ModelInfo:
@@ -291,12 +295,18 @@ class AgentSession:
             emit(Notice(text, level))
 
     async def _custom_turn(
-        self, command: CustomCommand, arguments: str, label: str, emit: Callable[[Event], None]
+        self, command: PromptCommand, arguments: str, label: str, emit: Callable[[Event], None]
     ) -> TurnFinished:
-        """`/name args` of a Markdown command: its expanded body is the prompt, under its
-        allowed-tools and model for this turn only."""
+        """`/name args` of a Markdown command, a skill or /init: its expanded body is the prompt,
+        under its allowed-tools and model for this turn only."""
+        try:
+            text = command.expand(arguments)
+        except AgentError as exc:  # a skill's file went away since the start, say
+            emit(Notice(f"/{command.name}: {exc}", "error"))
+            emit(finished := TurnFinished("error", str(exc), 0, True))
+            return finished
         meta = BlockMeta(Trust.USER, "user", self.clock())
-        message = Message("user", (Block.text_block(command.expand(arguments), meta),), self.loop.turn + 1)
+        message = Message("user", (Block.text_block(text, meta),), self.loop.turn + 1)
         granted, model = command_rules(command, self.trusted, emit), self.model
         self.permissions.rules += granted
         if command.model and command.model != model:

@@ -19,7 +19,11 @@ from agent_cli.agent.runner import AgentSession
 from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.tokens import TokenCounter
 from agent_cli.extensions.loader import load_extensions
+from agent_cli.extensions.skills.listing import listing_cap
+from agent_cli.extensions.skills.tool import NAME as SKILL_TOOL
+from agent_cli.extensions.skills.tool import install_skill_tools
 from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
 from agent_cli.session.seal import SessionSeal
@@ -66,9 +70,18 @@ def compose_session(
     store = session_store(config, workspace)
     store.check_writable()
     sandbox = make_sandbox(config, workspace)
-    ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
+    ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS, permissions)
+    models = registry(config.models)
+    # the skill listing is sized once, for the configured model's budget: it stays the same (and
+    # cached) for the whole session, across /model and /clear
+    model = models.info(config.model, config.context_window or None)
+    cap = listing_cap(config.context.budget(model.context_window, model.max_output_tokens)[0])
+    counter = TokenCounter(config.model)
+    with_skills, skills = install_skill_tools(
+        tools or default_tools(), ext.skills, ext.skill_grants, cap, counter.text
+    )
     subagents = Subagents()
-    registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
+    registry_, agent_warnings = install_task_tool(with_skills, subagents, workspace)
     parts = SessionParts(
         config=config,
         provider=provider,
@@ -77,10 +90,11 @@ def compose_session(
         permissions=permissions,
         sandbox=sandbox,
         store=store,
-        models=registry(config.models),
+        models=models,
         commands=ext.commands,
         hooks=(lambda *_: hooks) if hooks is not None else ext.hooks,
-        builder=Builder(config, workspace, clock),
+        builder=Builder(config, workspace, clock, skills.listing.text),
+        skills=skills,
         mcp=mcp,
         clock=clock,
         rule_warnings=list(gathered.warnings),
@@ -117,6 +131,7 @@ class Builder:
     config: Config
     workspace: Path
     clock: Callable[[], float]
+    skills: str = ""  # the skill listing, for an engine whose tools include `skill`
 
     def engine(
         self,
@@ -140,6 +155,7 @@ class Builder:
             clock=self.clock,
             tool_compactable=tools.is_compactable,
             file_reader=file_reader,
+            skills=self.skills if SKILL_TOOL in tools else "",
         )
 
     def output_limits(self) -> OutputLimits:

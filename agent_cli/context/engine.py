@@ -71,6 +71,7 @@ class ContextEngine:
         debug: bool = False,
         file_reader: Callable[[str], str | None] | None = None,
         on_compaction: Callable[[list[Message], Compaction], None] | None = None,
+        skills: str = "",
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
@@ -80,7 +81,7 @@ class ContextEngine:
         self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
         self.on_compaction = on_compaction  # sees (view before, compaction) of each one applied (replay)
         self.counter = counter or TokenCounter(model.name)
-        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
+        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter, skills=skills)
         self.user_context = user_context
         self.environment = environment
         self.store: OffloadStore = store if store is not None else MemoryStore()
@@ -285,7 +286,7 @@ class ContextEngine:
         """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
         budget, reserved = self._budget()
         tools = self.counter.raw_tools(self.assembler.tools)
-        return self.tokens.breakdown(self._view, tools, budget, reserved)
+        return self.tokens.breakdown(self._view, tools, budget, reserved, self.assembler.raw_skills())
 
     def metrics(self) -> dict[str, float | int]:
         return {

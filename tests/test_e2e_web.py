@@ -128,7 +128,8 @@ def test_bad_answers_are_one_clear_line_each_and_the_session_goes_on(workspace, 
             assert block["is_error"] is True and _text(block) == line, (path, block)
         away = said["/away"]
         assert not away.get("is_error") and "to another host: https://elsewhere.example/page" in _text(away)
-        assert 'call web_fetch with url "https://elsewhere.example/page"' in _text(away)
+        assert 'call web_fetch with url "https://elsewhere.example/page")' in _text(away)
+        assert "\n" not in _text(away)
 
 
 def _text(block: dict) -> str:

@@ -149,7 +149,8 @@ async def test_a_redirect_to_another_host_is_reported_not_followed(web, store):
     result = await _tool().run({"url": web.url("/away")}, _ctx(store))
     assert not result.is_error
     assert "redirects (HTTP 302) to another host: https://other.example/page?x=1" in result.output
-    assert 'call web_fetch with url "https://other.example/page?x=1"' in result.output
+    assert 'call web_fetch with url "https://other.example/page?x=1")' in result.output
+    assert "\n" not in result.output
     assert result.meta["redirect"] == "https://other.example/page?x=1"
 
 

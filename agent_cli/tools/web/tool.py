@@ -47,14 +47,10 @@ class _Got:
 class WebFetchTool:
     name = "web_fetch"
     description = (
-        "Fetch a web page (an http:// or https:// URL) and read it as Markdown. Without `prompt`: a "
-        "small page comes back whole; a large one as a head+tail preview with a ref: call recall(ref, "
-        "pattern=...) to find the lines you need, or page through it. With `prompt` (what you want to "
-        "know from the page), a small model reads the page and answers; the whole page is still kept "
-        "under a ref. A URL fetched before in this session comes from the session's cache. A redirect "
-        "to another host is not followed: the result names the new URL; fetch it yourself if you want "
-        "it. Each host needs the person's permission. The URL itself is sent to that host: never put "
-        "secrets, file contents or anything private in a URL."
+        "Fetch a web page (http/https) as Markdown. A large page comes back as a preview with a ref: "
+        "recall(ref, pattern=...) finds the rest. With `prompt`, a small model answers it from the page. "
+        "Repeated URLs come from the session's cache. A redirect to another host is reported, not "
+        "followed. Never put secrets or private data in a URL."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
@@ -62,7 +58,7 @@ class WebFetchTool:
             "url": {"type": "string", "description": "The page's full URL (http:// or https://)."},
             "prompt": {
                 "type": "string",
-                "description": "Optional: what to find out from the page; a small model answers it.",
+                "description": "What to find out from the page (optional).",
             },
         },
         "required": ["url"],
@@ -123,9 +119,8 @@ class WebFetchTool:
             return ToolResult(f"web_fetch: {exc}", is_error=True, meta={"url": target.url})
         if isinstance(got, Redirected):
             return ToolResult(
-                f"{got.url} redirects (HTTP {got.status}) to another host: {got.location}\n"
-                "The redirect was not followed. To read that page, call web_fetch with "
-                f'url "{got.location}".',
+                f"{got.url} redirects (HTTP {got.status}) to another host: {got.location} (not "
+                f'followed: to read that page, call web_fetch with url "{got.location}")',
                 meta={"url": got.url, "redirect": got.location},
             )
         converted = await asyncio.to_thread(page_text, got.body, got.content_type, got.charset)

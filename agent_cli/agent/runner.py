@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,7 @@ class AgentSession:
             limits=build.output_limits(),
             processes=self.processes,
             child_env=self.parts.child_env,
+            side_model=functools.partial(self._summarize, purpose="web_fetch"),
         )
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view
@@ -180,9 +182,17 @@ class AgentSession:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
 
-    async def _summarize(self, system: str, content: str) -> str:
+    async def _summarize(self, system: str, content: str, purpose: str = "summary") -> str:
         return await summarize(
-            self.provider, self.config, self.models, self.model, self.totals, self.log, system, content
+            self.provider,
+            self.config,
+            self.models,
+            self.model,
+            self.totals,
+            self.log,
+            system,
+            content,
+            purpose,
         )
 
     async def _complete_note(self, request: Request) -> str:

@@ -29,6 +29,8 @@ from agent_cli.tools.base import OutputLimits
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
+from agent_cli.tools.shells.manager import ShellManager
+from agent_cli.tools.shells.tools import BashOutputTool, KillShellTool
 
 if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
@@ -68,7 +70,9 @@ def compose_session(
     sandbox = make_sandbox(config, workspace)
     ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
     subagents = Subagents()
-    registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
+    shells = ShellManager(clock)
+    base = with_shell_tools(tools or default_tools(), shells)
+    registry_, agent_warnings = install_task_tool(base, subagents, workspace)
     parts = SessionParts(
         config=config,
         provider=provider,
@@ -86,8 +90,16 @@ def compose_session(
         rule_warnings=list(gathered.warnings),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings],
         child_env=config.child_env(),
+        shells=shells,
     )
     return AgentSession(parts, setup)
+
+
+def with_shell_tools(tools: ToolRegistry, shells: ShellManager) -> ToolRegistry:
+    """`tools` with bash_output and kill_shell after them, on `shells`, when bash is among them."""
+    if "bash" not in tools or "bash_output" in tools:
+        return tools
+    return ToolRegistry([*tools, BashOutputTool(shells), KillShellTool(shells)])
 
 
 def session_store(config: Config, workspace: Path) -> SessionStore:

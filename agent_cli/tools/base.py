@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 if TYPE_CHECKING:
-    from agent_cli.tools.sandbox.bwrap import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Launch, Sandbox
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,12 @@ class ProcessRecorder(Protocol):
     def ended(self, pgid: int) -> None: ...
 
 
+class ShellStarter(Protocol):
+    """Starts `bash` commands with `run_in_background` (tools/shells/manager.py implements it)."""
+
+    async def start(self, command: str, ctx: ToolContext, launch: Launch, description: str) -> ToolResult: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may use. `workspace` is the root the person started `agent` in."""
@@ -94,6 +100,7 @@ class ToolContext:
     limits: OutputLimits = field(default_factory=OutputLimits)
     processes: ProcessRecorder | None = None  # records bash's process groups while they run
     child_env: ChildEnv = field(default_factory=ChildEnv)  # what bash sees of the environment
+    shells: ShellStarter | None = None  # background shells (None: run_in_background is refused)
 
 
 @runtime_checkable

@@ -189,3 +189,21 @@ def test_kill_9_leaves_no_background_shell_for_good(workspace, fake_anthropic, s
     if sandbox == "off":
         warnings = json.loads(env_run.stdout)["warnings"]
         assert any("ended a command" in w and marker in w for w in warnings), warnings
+
+
+def test_sigterm_ends_the_background_shells_with_the_run(workspace, fake_anthropic):
+    server = fake_anthropic
+    marker = f"{MARKER}2"
+    server.push(
+        tool_call("bash", {"command": f"sleep {marker}", "run_in_background": True}),
+        Stall(reply=text("never sent")),
+    )
+    proc = spawn(workspace, server, "-p", "start it", "--permission-mode", "yolo")
+    record = wait_for(lambda: record_of(workspace, marker) or proc.poll() is not None, "the shell to run")
+    assert isinstance(record, dict), proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=PATIENCE)
+    server.release()
+    assert proc.returncode == 143, err
+    assert live_members(record["pgid"]) == [] and commands_running(marker) == []
+    assert not list(sessions(workspace).glob("*/running/*.json"))

@@ -35,6 +35,10 @@ class BackgroundShells(Protocol):
         the unsubscribe."""
         ...
 
+    async def aclose(self) -> None:
+        """End every running shell (the front end closes; the session's own end does it too)."""
+        ...
+
 
 class AgentBackend(Protocol):
     session_id: str

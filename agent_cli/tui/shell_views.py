@@ -54,6 +54,13 @@ class ShellViews:
         if isinstance(self.screen, ShellsScreen):
             self.screen.refresh_shells()
 
+    async def on_unmount(self) -> None:
+        """The app closes: the shells end now, on the event loop they run on (`close` after the loop
+        has gone still ends them, but the loop's child watcher would complain on the terminal)."""
+        shells = getattr(self.backend, "shells", None)
+        if shells is not None:
+            await shells.aclose()
+
     async def _show_shells(self) -> None:
         shells = getattr(self.backend, "shells", None)
         if shells is None:

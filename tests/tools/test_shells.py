@@ -249,3 +249,20 @@ async def test_reminders_say_the_running_shells_after_a_compaction_and_an_end_on
 
 def test_a_group_is_alive_while_a_member_runs() -> None:
     assert group_alive(os.getpgrp())
+
+
+async def test_a_protected_path_a_running_shell_makes_is_set_aside_while_it_runs(ws, tmp_path) -> None:
+    """A background shell may run for hours: what it makes at a protected path that did not exist
+    (editor settings that run code, say) is moved aside while it runs, not only when it ends."""
+    sandbox = Sandbox(SandboxPolicy(), ws)
+    if not sandbox.status().available:
+        pytest.skip(f"bubblewrap cannot run here: {sandbox.status().problem}")
+    harness = Harness(ws, tmp_path / "session", sandbox=sandbox, permission_mode=lambda: "yolo")
+    try:
+        await harness.start("mkdir .vscode && echo '{}' > .vscode/tasks.json; sleep 300")
+        await until(lambda: list((ws / ".agent" / "quarantine").rglob("tasks.json")))
+        assert not (ws / ".vscode").exists() and harness.shells.get("bash_1").running
+        result = await harness("bash_output", bash_id="bash_1")
+        assert "moved aside (.vscode -> .agent/quarantine/" in result.output
+    finally:
+        await harness.shells.aclose()

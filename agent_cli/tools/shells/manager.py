@@ -29,6 +29,7 @@ from agent_cli.tools.sandbox.bwrap import Launch
 from agent_cli.tools.shells.output import ShellOutput
 
 ID_PREFIX = "bash_"
+SWEEP_SECONDS = 1.0  # how often a running confined shell's protected paths are looked at
 _ID = re.compile(rf"^{ID_PREFIX}(\d+)$")
 PROC = Path("/proc")
 Listener = Callable[[ShellsChanged], None]
@@ -54,6 +55,7 @@ class Shell:
     capture: Capture
     processes: ProcessRecorder | None
     settle: Callable[[], str] | None  # the sandbox's look at protected paths, once it has ended
+    sweep: Callable[[], str] | None  # the same look while it runs
     started_at: float
     status: str = "running"  # running | exited | killed
     exit_code: int | None = None
@@ -61,7 +63,8 @@ class Shell:
     final_read: bool = False  # the model has read it to the end after it ended
     told_end: bool = False  # a reminder (or the model's own read) has said that it ended
     kill_requested: bool = False
-    note: str = ""  # what the sandbox set aside after it
+    note: str = ""  # what the sandbox set aside while it ran or after it
+    note_told: int = 0  # how much of `note` bash_output has said
     watcher: asyncio.Task | None = field(default=None, repr=False)
 
     @property
@@ -118,7 +121,9 @@ class ShellManager:
         if ctx.processes is not None:
             ctx.processes.started(pgid, command)
         sandbox = ctx.sandbox
-        settle = (lambda: sandbox.settle(launch)) if launch.confined and sandbox is not None else None
+        confined = launch.confined and sandbox is not None
+        settle = (lambda: sandbox.settle(launch)) if confined else None
+        sweep = (lambda: sandbox.sweep(launch)) if confined and launch.watched else None
         shell = Shell(
             shell_id,
             command,
@@ -129,6 +134,7 @@ class ShellManager:
             capture,
             ctx.processes,
             settle,
+            sweep,
             self.clock(),
         )
         self._shells[shell_id] = shell
@@ -149,7 +155,12 @@ class ShellManager:
         return f"{ID_PREFIX}{self._count}"
 
     async def _watch(self, shell: Shell) -> None:
-        await shell.capture.exited.wait()
+        exited = asyncio.ensure_future(shell.capture.exited.wait())
+        while not exited.done():
+            await asyncio.wait({exited}, timeout=SWEEP_SECONDS)
+            if not exited.done() and shell.sweep is not None:  # a protected path it made goes now,
+                with contextlib.suppress(OSError):  # not when it ends: it may run for hours
+                    shell.note = "\n".join(n for n in (shell.note, shell.sweep()) if n)
         with contextlib.suppress(TimeoutError):  # children it left may hold the pipe a moment longer
             await asyncio.wait_for(shell.capture.eof.wait(), DRAIN_GRACE)
         self._ended(shell, shell.transport.get_returncode())
@@ -165,7 +176,7 @@ class ShellManager:
             shell.processes.ended(shell.pgid)
         if shell.settle is not None:
             with contextlib.suppress(OSError):
-                shell.note = shell.settle()
+                shell.note = "\n".join(n for n in (shell.note, shell.settle()) if n)
         shell.output.finish()
         self._changed()
 

@@ -189,7 +189,8 @@ def _status(shell: Shell, regex: re.Pattern[str] | None, counts: _Counts, held_b
     else:
         parts.append(f"it has ended; all of it: recall ref {shell.id}")
     line = "[" + " · ".join(parts) + "]"
-    notes = [n for n in (shell.note, shell.output.error) if n]
+    notes = [n for n in (shell.note[shell.note_told :].strip(), shell.output.error) if n]
+    shell.note_told = len(shell.note)  # what the sandbox set aside is said once
     return "\n".join([line, *notes])
 
 

@@ -21,8 +21,8 @@ EMPTY = "No background shells in this session. (bash with run_in_background star
 
 def shell_label(info: ShellInfo) -> Text:
     command = " ".join(info.command.split())
-    if len(command) > 70:
-        command = command[:69] + "…"
+    if len(command) > 56:
+        command = command[:55] + "…"
     text = Text()
     text.append(f"{info.id:<9}", style="bold")
     text.append(f"{info.status_text():<12}", style="green" if info.running else "dim")

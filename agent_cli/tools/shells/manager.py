@@ -116,6 +116,7 @@ class ShellManager:
             transport, _ = await spawn(command, ctx, capture, launch.prefix, launch.seccomp)
         except OSError as exc:
             output.finish()
+            output.path.unlink(missing_ok=True)  # nothing ran: no empty ref is left for recall
             raise ToolError(f"could not start the command: {exc}") from exc
         pgid = transport.get_pid()
         if ctx.processes is not None:

@@ -30,7 +30,7 @@ from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
 from agent_cli.tools.shells.manager import ShellManager
-from agent_cli.tools.shells.tools import BashOutputTool, KillShellTool
+from agent_cli.tools.shells.tools import install_shell_tools
 
 if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
@@ -71,8 +71,8 @@ def compose_session(
     ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
     subagents = Subagents()
     shells = ShellManager(clock)
-    base = with_shell_tools(tools or default_tools(), shells)
-    registry_, agent_warnings = install_task_tool(base, subagents, workspace)
+    registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
+    install_shell_tools(registry_, shells)
     parts = SessionParts(
         config=config,
         provider=provider,
@@ -93,13 +93,6 @@ def compose_session(
         shells=shells,
     )
     return AgentSession(parts, setup)
-
-
-def with_shell_tools(tools: ToolRegistry, shells: ShellManager) -> ToolRegistry:
-    """`tools` with bash_output and kill_shell after them, on `shells`, when bash is among them."""
-    if "bash" not in tools or "bash_output" in tools:
-        return tools
-    return ToolRegistry([*tools, BashOutputTool(shells), KillShellTool(shells)])
 
 
 def session_store(config: Config, workspace: Path) -> SessionStore:

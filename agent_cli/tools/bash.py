@@ -37,9 +37,7 @@ class BashTool:
         "it started are killed. Long output is kept in full for the recall tool and shown as a head+tail "
         "preview with its ref and size, so filter long output (grep, head, tail) yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
         "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
-        "cat, grep, find and ls. For a long-running command (a dev server, a watcher, a long build or test "
-        "run) set `run_in_background: true`: it returns at once with the shell's ID; read its new output "
-        "with bash_output and stop it with kill_shell (no timeout applies; it ends with the session). "
+        "cat, grep, find and ls. "
         "When the sandbox is on, commands can write only in the workspace and a private /tmp (not git's "
         "config and hooks, .agent, .claude, .vscode, .mcp.json or shell start-up files: edit those with "
         "edit_file, which asks the person), and have no network nor unix sockets; in plan mode nothing "
@@ -58,8 +56,8 @@ class BashTool:
             "description": {"type": "string", "description": "What the command does, in a few words."},
             "run_in_background": {
                 "type": "boolean",
-                "description": "Run the command in the background and return its ID at once; read its "
-                "output later with bash_output.",
+                "description": "For a server or watcher: its ID comes back at once, no timeout; "
+                "bash_output reads it, kill_shell stops it.",
             },
             ESCAPE_PARAM: {
                 "type": "boolean",

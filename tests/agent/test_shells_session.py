@@ -70,6 +70,9 @@ async def test_an_end_between_turns_is_said_once_and_the_sessions_end_kills_the_
         ],
     )
     await run(session, "start a server and a build")
+    offered = [[t["name"] for t in request.tools] for request in session.provider.requests]
+    assert "bash_output" not in offered[0] and "kill_shell" not in offered[0]  # no shell yet: not paid for
+    assert "bash_output" in offered[1] and "kill_shell" in offered[1]  # from the first shell on
     server, build = session.shells.get("bash_1"), session.shells.get("bash_2")
     (workspace / "done").touch()
     await wait_for(lambda: not build.running, "the build to end")

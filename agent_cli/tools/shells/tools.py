@@ -17,6 +17,7 @@ from agent_cli.core.persisted import join_preview, persisted_element, split_prev
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.capture import Captured, OutputCapture
 from agent_cli.tools.fs import reports_tool_errors, str_arg
+from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.shells.manager import Shell, ShellManager
 from agent_cli.tools.shells.output import DROPPED, Dropped
 
@@ -26,22 +27,15 @@ MARGIN = 400  # chars: a read past the storage ceiling holds the line that says 
 class BashOutputTool:
     name = "bash_output"
     description = (
-        "Get the new output of a background shell (started by bash with run_in_background: true), "
-        "by its ID. Returns only what the shell printed since the last bash_output call, then a status "
-        "line: running, or how it ended (exit code). `filter` is a regular expression (Python syntax): "
-        "only the new lines that match it are returned, the others are consumed too. Large output is "
-        "shown as a head+tail preview with a ref; the shell's whole output stays available with "
-        "recall(ref=<the shell's ID>). After a shell has ended, one call returns the rest of its output "
-        "and its exit status."
+        "The new output of a background shell (bash with run_in_background) since the last call, then "
+        "its status: running, or its exit code once it has ended. `filter`: a regular expression; only "
+        "the new lines that match are returned (the rest is read too). recall(ref=<ID>) has all of it."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "bash_id": {"type": "string", "description": "The ID bash returned (e.g. bash_1)."},
-            "filter": {
-                "type": "string",
-                "description": "A regular expression: return only the new lines that match it.",
-            },
+            "bash_id": {"type": "string", "description": "The shell's ID (bash_1)."},
+            "filter": {"type": "string", "description": "Return only the new lines matching this regex."},
         },
         "required": ["bash_id"],
     }
@@ -196,14 +190,10 @@ def _status(shell: Shell, regex: re.Pattern[str] | None, counts: _Counts, held_b
 
 class KillShellTool:
     name = "kill_shell"
-    description = (
-        "Stop a background shell (started by bash with run_in_background: true) by its ID: its whole "
-        "process group is ended (SIGTERM, then SIGKILL). What it printed stays available: bash_output "
-        "returns what was not read yet, recall(ref=<its ID>) all of it."
-    )
+    description = "Stop a background shell and everything it started. Its output stays readable."
     input_schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"shell_id": {"type": "string", "description": "The ID bash returned (e.g. bash_1)."}},
+        "properties": {"shell_id": {"type": "string", "description": "The shell's ID (bash_1)."}},
         "required": ["shell_id"],
     }
     read_only = True  # it ends only a shell this session started; nothing else is touched
@@ -229,3 +219,16 @@ class KillShellTool:
             shell.told_end = True  # the model ended it: no reminder needed
         meta = {"shell": shell_id, "status": shell.status if shell else "killed"}
         return ToolResult(f"{line} Its output is kept: recall ref {shell_id}.", meta=meta)
+
+
+SHELL_TOOLS = ("bash_output", "kill_shell")
+
+
+def install_shell_tools(tools: ToolRegistry, shells: ShellManager) -> None:
+    """bash_output and kill_shell on `shells`, when bash is among `tools`. They can be called at once;
+    their schemas are offered from the first background shell on, so a session that never starts one
+    does not pay for them in every request (the start's result names them)."""
+    if "bash" not in tools or any(name in tools for name in SHELL_TOOLS):
+        return
+    tools.add([BashOutputTool(shells), KillShellTool(shells)], deferred=True)
+    shells.subscribe(lambda _event: tools.reveal(SHELL_TOOLS))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -289,6 +290,15 @@ async def _skills(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return skills_report(session.skills, session.engine.counter.text)
 
 
+async def _shells(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    shells = session.shells.list()
+    if not shells:
+        return CommandResult("shells", "No background shells in this session.", {"shells": []})
+    lines = [f"- {s.id} ({s.status_text()}, {s.output_chars:,} chars): {s.command}" for s in shells]
+    data = {"shells": [asdict(s) for s in shells]}
+    return CommandResult("shells", "Background shells:\n" + "\n".join(lines), data)
+
+
 async def _quit(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("quit", "Bye.", {"quit": True})
 
@@ -309,6 +319,7 @@ HANDLERS: dict[str, Callable[[CommandHost, str, Emit], Awaitable[CommandResult]]
     "rewind": _rewind,
     "mcp": _mcp,
     "skills": _skills,
+    "shells": _shells,
     "quit": _quit,
     "exit": _quit,
 }

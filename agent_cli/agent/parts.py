@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_cli.tools.sandbox.child_env import ChildEnv
+from agent_cli.tools.shells.manager import ShellManager
 
 if TYPE_CHECKING:
     from agent_cli.agent.loop import Loop
@@ -112,3 +113,4 @@ class SessionParts:
     child_env: ChildEnv = field(
         default_factory=ChildEnv
     )  # the environment bash gets (tools/sandbox/child_env.py)
+    shells: ShellManager = field(default_factory=ShellManager)  # background shells (tools/shells/)

@@ -49,6 +49,7 @@ from agent_cli.session.opening import (
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import PromptPoint, RewindMode, effective_events, is_prompt
 from agent_cli.tools.base import ToolContext
+from agent_cli.tools.shells.reminders import ShellReminders
 
 if TYPE_CHECKING:
     pass
@@ -85,6 +86,7 @@ class AgentSession:
         self._task: asyncio.Task | None = None
         self.totals = Totals()
         self.sandbox = parts.sandbox
+        self.shells = parts.shells  # background shells: they outlive /clear, end with the session
         self.hooks: HookRunner = parts.hooks(self._hook_identity, self._record)
         self.custom = parts.commands
         self.skills = parts.skills  # for /skills; a loaded skill's allowed-tools end with the turn
@@ -135,7 +137,9 @@ class AgentSession:
             processes=self.processes,
             child_env=self.parts.child_env,
             side_model=functools.partial(self._summarize, purpose="web_fetch"),
+            shells=self.shells,
         )
+        self.engine.sources.append(ShellReminders(self.shells, load_prompt("background_shells")))
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view
         self.warnings += replay_into(events, self.engine)  # what a lost log line left is mended
@@ -388,11 +392,13 @@ class AgentSession:
 
     def close(self, reason: str = "other") -> None:
         """End the session from sync code: SessionEnd hooks run (bounded by their timeouts), the log closes."""
+        self.shells.close()
         self.lifecycle.end_sync(reason)
         self.log.close()
 
     async def aclose(self, reason: str = "other") -> None:
         """Stop the MCP servers (on the loop they run on), run SessionEnd hooks, then close the log."""
+        await self.shells.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
         await self.lifecycle.end(reason)

@@ -34,6 +34,8 @@ from agent_cli.tools.base import OutputLimits, Tool
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
+from agent_cli.tools.shells.manager import ShellManager
+from agent_cli.tools.shells.tools import install_shell_tools
 from agent_cli.tools.web.fetch import FetchLimits
 from agent_cli.tools.web.permission import explicit_rule
 from agent_cli.tools.web.search import WebSearchTool
@@ -88,7 +90,9 @@ def compose_session(
         base.add(web_tools(config, permissions))
     with_skills, skills = install_skill_tools(base, ext.skills, ext.skill_grants, cap, counter.text)
     subagents = Subagents()
+    shells = ShellManager(clock)
     registry_, agent_warnings = install_task_tool(with_skills, subagents, workspace)
+    install_shell_tools(registry_, shells)
     parts = SessionParts(
         config=config,
         provider=provider,
@@ -107,6 +111,7 @@ def compose_session(
         rule_warnings=list(gathered.warnings),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings],
         child_env=config.child_env(),
+        shells=shells,
     )
     return AgentSession(parts, setup)
 

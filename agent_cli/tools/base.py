@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 if TYPE_CHECKING:
-    from agent_cli.tools.sandbox.bwrap import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Launch, Sandbox
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,12 @@ class ProcessRecorder(Protocol):
 SideModel = Callable[[str, str], Awaitable[str]]
 
 
+class ShellStarter(Protocol):
+    """Starts `bash` commands with `run_in_background` (tools/shells/manager.py implements it)."""
+
+    async def start(self, command: str, ctx: ToolContext, launch: Launch, description: str) -> ToolResult: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may use. `workspace` is the root the person started `agent` in."""
@@ -99,6 +105,7 @@ class ToolContext:
     processes: ProcessRecorder | None = None  # records bash's process groups while they run
     child_env: ChildEnv = field(default_factory=ChildEnv)  # what bash sees of the environment
     side_model: SideModel | None = None  # the summarizer model (web_fetch's prompt), None outside a session
+    shells: ShellStarter | None = None  # background shells (None: run_in_background is refused)
 
 
 @runtime_checkable

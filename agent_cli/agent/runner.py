@@ -405,8 +405,7 @@ class AgentSession:
         self.log.close()
 
 
-def reminder(text: str) -> Block:
-    """A `<system-reminder>` attachment for the next user message."""
+def reminder(text: str) -> Block:  # a `<system-reminder>` attachment for the next user message
     return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +21,10 @@ from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
+from agent_cli.core.errors import AgentError
 from agent_cli.core.events import ContextStatus, Event, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust
-from agent_cli.extensions.custom_commands import CustomCommand
+from agent_cli.extensions.custom_commands import PromptCommand
 from agent_cli.extensions.hooks import HookRunner
 from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
@@ -47,6 +49,7 @@ from agent_cli.session.opening import (
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import PromptPoint, RewindMode, effective_events, is_prompt
 from agent_cli.tools.base import ToolContext
+from agent_cli.tools.shells.reminders import ShellReminders
 
 if TYPE_CHECKING:
     pass
@@ -83,8 +86,10 @@ class AgentSession:
         self._task: asyncio.Task | None = None
         self.totals = Totals()
         self.sandbox = parts.sandbox
+        self.shells = parts.shells  # background shells: they outlive /clear, end with the session
         self.hooks: HookRunner = parts.hooks(self._hook_identity, self._record)
         self.custom = parts.commands
+        self.skills = parts.skills  # for /skills; a loaded skill's allowed-tools end with the turn
         self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
@@ -131,7 +136,10 @@ class AgentSession:
             limits=build.output_limits(),
             processes=self.processes,
             child_env=self.parts.child_env,
+            side_model=functools.partial(self._summarize, purpose="web_fetch"),
+            shells=self.shells,
         )
+        self.engine.sources.append(ShellReminders(self.shells, load_prompt("background_shells")))
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view
         self.warnings += replay_into(events, self.engine)  # what a lost log line left is mended
@@ -178,9 +186,17 @@ class AgentSession:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
 
-    async def _summarize(self, system: str, content: str) -> str:
+    async def _summarize(self, system: str, content: str, purpose: str = "summary") -> str:
         return await summarize(
-            self.provider, self.config, self.models, self.model, self.totals, self.log, system, content
+            self.provider,
+            self.config,
+            self.models,
+            self.model,
+            self.totals,
+            self.log,
+            system,
+            content,
+            purpose,
         )
 
     async def _complete_note(self, request: Request) -> str:
@@ -268,6 +284,8 @@ class AgentSession:
             await self.lifecycle.start(emit, self.engine.inject)
             return await self.loop.run(prompt, emit, user_message=user_message)
         finally:
+            if self.skills is not None:
+                self.skills.grants.end_turn()
             self._after_turn(emit)
 
     def _model_info(self, name: str) -> ModelInfo:
@@ -291,12 +309,18 @@ class AgentSession:
             emit(Notice(text, level))
 
     async def _custom_turn(
-        self, command: CustomCommand, arguments: str, label: str, emit: Callable[[Event], None]
+        self, command: PromptCommand, arguments: str, label: str, emit: Callable[[Event], None]
     ) -> TurnFinished:
-        """`/name args` of a Markdown command: its expanded body is the prompt, under its
-        allowed-tools and model for this turn only."""
+        """`/name args` of a Markdown command, a skill or /init: its expanded body is the prompt,
+        under its allowed-tools and model for this turn only."""
+        try:
+            text = command.expand(arguments)
+        except AgentError as exc:  # a skill's file went away since the start, say
+            emit(Notice(f"/{command.name}: {exc}", "error"))
+            emit(finished := TurnFinished("error", str(exc), 0, True))
+            return finished
         meta = BlockMeta(Trust.USER, "user", self.clock())
-        message = Message("user", (Block.text_block(command.expand(arguments), meta),), self.loop.turn + 1)
+        message = Message("user", (Block.text_block(text, meta),), self.loop.turn + 1)
         granted, model = command_rules(command, self.trusted, emit), self.model
         self.permissions.rules += granted
         if command.model and command.model != model:
@@ -368,19 +392,20 @@ class AgentSession:
 
     def close(self, reason: str = "other") -> None:
         """End the session from sync code: SessionEnd hooks run (bounded by their timeouts), the log closes."""
+        self.shells.close()
         self.lifecycle.end_sync(reason)
         self.log.close()
 
     async def aclose(self, reason: str = "other") -> None:
         """Stop the MCP servers (on the loop they run on), run SessionEnd hooks, then close the log."""
+        await self.shells.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
         await self.lifecycle.end(reason)
         self.log.close()
 
 
-def reminder(text: str) -> Block:
-    """A `<system-reminder>` attachment for the next user message."""
+def reminder(text: str) -> Block:  # a `<system-reminder>` attachment for the next user message
     return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
 
 

@@ -12,7 +12,16 @@ from agent_cli.context.offload import category
 from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
 from agent_cli.core.types import Message
 
-BREAKDOWN = ("system", "tools", "user_context", "messages", "tool_results", "summaries", "attachments")
+BREAKDOWN = (
+    "system",
+    "skills",
+    "tools",
+    "user_context",
+    "messages",
+    "tool_results",
+    "summaries",
+    "attachments",
+)
 
 
 class ViewAccounting:
@@ -99,12 +108,14 @@ class ViewAccounting:
         return self.counter.scale(self.raw_base + self.raw_total + delta)
 
     def breakdown(
-        self, view: Sequence[Message], tools_raw: int, budget: int, reserved: int
+        self, view: Sequence[Message], tools_raw: int, budget: int, reserved: int, skills_raw: int = 0
     ) -> dict[str, int]:
-        """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
+        """Tokens by category; with free and reserved they sum to the usable window (budget + reserved).
+        `skills_raw`: the skill listing's share of the system prompt, shown on its own."""
         raw = dict.fromkeys(BREAKDOWN, 0)
         raw["tools"] = tools_raw
-        raw["system"] = self.raw_base - raw["tools"]
+        raw["skills"] = skills_raw
+        raw["system"] = self.raw_base - tools_raw - skills_raw
         for message in view:
             raw["messages"] += MESSAGE_OVERHEAD
             for block in message.blocks:

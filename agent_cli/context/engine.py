@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import TTL_SECONDS, CacheMonitor
-from agent_cli.context.intake import Appended, PasteNumbers, as_injection, words_as_kept
+from agent_cli.context.intake import Appended, PasteNumbers, as_injection, source_injections, words_as_kept
 from agent_cli.context.invariants import assert_valid
 from agent_cli.context.ledger import Ledger
 from agent_cli.context.model import (
@@ -47,6 +47,7 @@ from agent_cli.core.events import ContextStatus
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
 if TYPE_CHECKING:
+    from agent_cli.context.intake import AttachmentSource
     from agent_cli.context.policy import Policy
 
 LEDGER_RENDER_CHARS = 24_000  # the ledger as the tiers see it (oldest messages shortened beyond this)
@@ -71,6 +72,7 @@ class ContextEngine:
         debug: bool = False,
         file_reader: Callable[[str], str | None] | None = None,
         on_compaction: Callable[[list[Message], Compaction], None] | None = None,
+        skills: str = "",
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
@@ -80,7 +82,7 @@ class ContextEngine:
         self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
         self.on_compaction = on_compaction  # sees (view before, compaction) of each one applied (replay)
         self.counter = counter or TokenCounter(model.name)
-        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
+        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter, skills=skills)
         self.user_context = user_context
         self.environment = environment
         self.store: OffloadStore = store if store is not None else MemoryStore()
@@ -99,6 +101,7 @@ class ContextEngine:
         self.tokens = ViewAccounting(self.counter, self.assembler.raw_base())
         self.requests = Requests(self.assembler, self.tokens, self.cache, config.cache_ttl, clock)
         self._pending: list[Block] = []
+        self.sources: list[AttachmentSource] = []  # asked at each user message (intake.py)
         self._last_request_at: float | None = None
         self._pastes = PasteNumbers()
         self._usage = Usage()
@@ -123,7 +126,8 @@ class ContextEngine:
         if not self._view and message.role != "user":
             raise ValueError("the first message of the conversation must be from the user")
         if message.role == "user" and ingest:
-            pending, self._pending = self._pending, []
+            said = source_injections(self.sources, self._compactions, self.clock())
+            pending, self._pending = self._pending + said, []
             context = [] if self._view else context_blocks(self.user_context, self.environment, self.clock())
             message = merge_injections(message, context, pending)
         raw, message = message, neutral_results(message)  # nothing from outside forges our tags
@@ -279,13 +283,14 @@ class ContextEngine:
 
     def reattachments(self) -> list[Block]:
         """What T2/T4 put back as pinned attachments (context/reattach.py)."""
-        return reattachments(self.ledger, self.config, self.counter, self.file_reader, self.clock())
+        now = self.clock()
+        return reattachments(self.ledger, self.config, self.counter, self.file_reader, now, self.sources)
 
     def breakdown(self) -> dict[str, int]:
         """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
         budget, reserved = self._budget()
         tools = self.counter.raw_tools(self.assembler.tools)
-        return self.tokens.breakdown(self._view, tools, budget, reserved)
+        return self.tokens.breakdown(self._view, tools, budget, reserved, self.assembler.raw_skills())
 
     def metrics(self) -> dict[str, float | int]:
         return {

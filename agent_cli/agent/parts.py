@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 if TYPE_CHECKING:
@@ -110,3 +111,4 @@ class SessionParts:
     child_env: ChildEnv = field(
         default_factory=ChildEnv
     )  # the environment bash gets (tools/sandbox/child_env.py)
+    files: FileIndex | None = None  # the workspace's files `@` completes against

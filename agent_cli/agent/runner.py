@@ -9,10 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.commands import COMMANDS, run_command
+from agent_cli.agent.input.calls import PersonCalls
+from agent_cli.agent.input.mentions import MentionInfo, Mentions
+from agent_cli.agent.input.router import PersonInput
 from agent_cli.agent.memory_schedule import MemorySchedule
 from agent_cli.agent.parts import SessionParts, SessionSetup
 from agent_cli.agent.side_requests import complete_metered, summarize
@@ -47,9 +50,7 @@ from agent_cli.session.opening import (
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import PromptPoint, RewindMode, effective_events, is_prompt
 from agent_cli.tools.base import ToolContext
-
-if TYPE_CHECKING:
-    pass
+from agent_cli.tools.mentions.index import FileIndex
 
 
 class AgentSession:
@@ -86,6 +87,8 @@ class AgentSession:
         self.hooks: HookRunner = parts.hooks(self._hook_identity, self._record)
         self.custom = parts.commands
         self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
+        files = parts.files or FileIndex(self.workspace)
+        self.person = PersonInput(self, Mentions(self, files))  # `@`, `!` and `#` (agent/input/)
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
         self.warnings += parts.warnings
@@ -210,6 +213,18 @@ class AgentSession:
             return []
         return conversation(effective_events(read_events(self.log.path).events))
 
+    @property
+    def counter(self):  # the engine's token counter, for what a mention costs
+        return self.engine.counter
+
+    async def complete_files(self, query: str) -> list[str]:
+        """Workspace paths for `@query`, best first."""
+        return await self.person.complete(query)
+
+    async def describe_mentions(self, text: str) -> list[MentionInfo]:
+        """The prompt's `@` mentions with their token cost, or why one will not be attached."""
+        return await self.person.describe(text)
+
     def commands(self) -> list[CommandSpec]:
         return list(COMMANDS) + self.custom.specs(self.workspace)
 
@@ -247,7 +262,7 @@ class AgentSession:
         elif text.startswith("/") and not text.startswith("//"):
             work = run_command(self, text, emit)
         else:
-            work = self._turn(text.removeprefix("/") if text.startswith("//") else text, emit)
+            work = self.person.turn(text.removeprefix("/") if text.startswith("//") else text, emit)
         self._task = asyncio.ensure_future(work)
         self._task.add_done_callback(lambda t: _surface(t, queue.put_nowait))
         while True:
@@ -259,14 +274,18 @@ class AgentSession:
             await self._task
 
     async def _turn(
-        self, prompt: str, emit: Callable[[Event], None], user_message: Message | None = None
+        self,
+        prompt: str,
+        emit: Callable[[Event], None],
+        user_message: Message | None = None,
+        calls: PersonCalls | None = None,
     ) -> TurnFinished:
         if self.permission_mode == "plan":
             self.engine.inject(reminder(load_prompt("plan_mode")))
         try:
             await self._before_turn(emit)
             await self.lifecycle.start(emit, self.engine.inject)
-            return await self.loop.run(prompt, emit, user_message=user_message)
+            return await self.loop.run(prompt, emit, user_message=user_message, calls=calls)
         finally:
             self._after_turn(emit)
 

@@ -26,6 +26,7 @@ from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits
+from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
@@ -86,6 +87,7 @@ def compose_session(
         rule_warnings=list(gathered.warnings),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings],
         child_env=config.child_env(),
+        files=FileIndex(workspace),
     )
     return AgentSession(parts, setup)
 

@@ -194,10 +194,10 @@ class Loop:
                     results.append(await calls.run(use, emit))
                 self._append("tool_results", Message("user", tuple(results), self.turn), emit)
                 self._record_metas()
-                pending, output, results = [], results[0].text, []
+                pending, ran, results = [], results[0], []
                 if calls.ack is not None:  # a `!` command: its output waits for the next prompt
                     self._append("assistant", Message("assistant", (calls.ack,), self.turn), emit)
-                    return self._finish(emit, "command", output)
+                    return self._finish(emit, "command", ran.text, is_error=ran.is_error)
             for step in itertools.count() if self.max_turns <= 0 else range(self.max_turns):
                 if compaction_due(self.engine.status()):
                     await self.hooks.pre_compact("auto", "", emit)

@@ -17,9 +17,11 @@ from typing import Any, Protocol
 
 from agent_cli.agent.input.calls import person_use
 from agent_cli.context.tokens import TokenCounter
+from agent_cli.core.errors import ToolError
 from agent_cli.core.images import tokens_for
 from agent_cli.core.types import Block, ToolCall
 from agent_cli.tools.base import ToolContext
+from agent_cli.tools.images.load import load_image
 from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.mentions.parse import find_mentions
 from agent_cli.tools.mentions.resolve import Attachment, resolve
@@ -60,8 +62,9 @@ class Mentions:
         self._costs: dict[tuple[Any, ...], MentionInfo] = {}
 
     # -- sending -----------------------------------------------------------------------------------
-    def attachments(self, words: str) -> tuple[list[Attachment], list[str]]:
-        """What the person's words attach, and a line for each mention that attaches nothing."""
+    async def attachments(self, words: str) -> tuple[list[Attachment], list[str]]:
+        """What the person's words attach, and a line for each mention that attaches nothing (an
+        image is opened first, in a thread: a corrupt one is said here, not sent as an error)."""
         workspace = self.host.tool_ctx.workspace
         attached: list[Attachment] = []
         problems: list[str] = []
@@ -69,6 +72,11 @@ class Mentions:
             found = resolve(workspace, mention)
             if found.ok:
                 found = self._permitted(found)
+            if found.ok and found.kind == "image":
+                try:
+                    await asyncio.to_thread(load_image, found.path, mention.label)
+                except ToolError as exc:
+                    found = replace(found, error=str(exc))
             if found.ok:
                 if all(a.input != found.input for a in attached):  # the same file twice: read once
                     attached.append(found)

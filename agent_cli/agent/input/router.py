@@ -53,17 +53,17 @@ class PersonInput:
             return await self._shell(text, command, emit)
         if (line := memory_line(text)) is not None and all(not p.pasted for p in parts_of(text)):
             return self._remember(line, emit)
-        message, calls = self.message(text, emit)
+        message, calls = await self.message(text, emit)
         return await self.host._turn(text, emit, message, calls)
 
-    def message(self, text: str, emit: Emit) -> tuple[Message, PersonCalls | None]:
+    async def message(self, text: str, emit: Emit) -> tuple[Message, PersonCalls | None]:
         """The person's message (words and pastes as their own blocks) and the reads its mentions
         attach; a mention that attaches nothing is said in one notice line."""
         loop = self.host.loop
         meta = BlockMeta(Trust.USER, "user", time.time())
         blocks = tuple(Block.text_block(p.text, meta) for p in parts_of(text) if p.text.strip())
         words = "".join(" " if p.pasted else p.text for p in parts_of(text))
-        attached, problems = self.mentions.attachments(words)
+        attached, problems = await self.mentions.attachments(words)
         for line in problems:
             emit(Notice(f"{line} — not attached", "warning"))
         message = Message("user", blocks or (Block.text_block(str(text), meta),), loop.turn + 1)

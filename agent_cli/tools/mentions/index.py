@@ -3,14 +3,16 @@ walk that reads .gitignore the same way), then matched per keystroke without tou
 
 Matching is fuzzy: the query's characters in order anywhere in the path (`tuiapp` finds
 `agent_cli/tui/app.py`), ranked by where they are found — the file name starting with the query,
-then holding it, then the path holding it, then only in order — and shorter paths first. Each tier
-is one regular expression over all paths joined (C speed), and stops once it has enough.
+then holding it, then the path holding it, then only in order — and shorter names and paths first.
+One literal search over all paths joined (C speed) finds the exact matches; a fuzzy one runs only when
+they are too few. When every match was seen, the next keystroke searches only those.
 Directories are offered too (`src/`), for an `ls`.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import subprocess
 import threading
@@ -110,62 +112,87 @@ class FileIndex:
         query = text.lower()
         if not query:
             return paths[:limit]
-        tiers = _tiers(query)
         if narrow is not None and query.startswith(narrow[0]):  # every match is among the last ones
-            lines = {i: "/" + paths[i].lower() for i in narrow[1]}
-            ranked = [[i for i, line in lines.items() if tier.search(line)] for tier in tiers]
+            tiers = {i: _tier("/" + paths[i].lower(), query) for i in narrow[1]}
+            found = {i: t for i, t in tiers.items() if t is not None}
             complete = True
         else:
-            ranked, complete = _scan(tiers, joined, starts, limit * TIER_SCAN)
-        chosen: list[int] = []
-        seen: set[int] = set()
-        for found in ranked:
-            fresh = [i for i in found if i not in seen]
-            seen.update(fresh)
-            chosen += sorted(fresh, key=lambda i: (len(paths[i]), paths[i]))
+            found, complete = _scan(query, joined, starts, limit)
+        ranked = sorted(found, key=lambda i: (found[i], *_shortness(paths[i])))
         with self._lock:
-            if self._paths is paths:  # a full scan: the next keystroke only narrows these down
-                self._complete = (query, sorted(seen)) if complete else None
-        return [paths[i] for i in chosen[:limit]]
+            if self._paths is paths:  # all matches known: the next keystroke only narrows these down
+                self._complete = (query, sorted(found)) if complete else None
+        return [paths[i] for i in ranked[:limit]]
 
 
-TIER_SCAN = 4  # matches gathered per tier before ranking them by length (paths are listed shallow first)
+LITERAL_CAP = 2_000  # occurrences of the query looked at, at most (a loose query has enough by then)
+BEST_ENOUGH = 4  # x limit: that many file names starting with the query end the search
+FUZZY_CAP = 200  # lines matched only in order, at most
 
 
-def _tiers(query: str) -> list[re.Pattern[str]]:
-    """Over lines `/path`: the file name starts with the query; holds it; the path holds it; its
-    characters in order (possessive, so a line that fails is not tried again every other way)."""
-    q = re.escape(query)
-    fuzzy = re.escape(query[0]) + "".join(f"[^\\n{re.escape(c)}]*+{re.escape(c)}" for c in query[1:])
-    return [
-        re.compile(f"/{q}[^/\\n]*/?$", re.MULTILINE),
-        re.compile(f"{q}[^/\\n]*/?$", re.MULTILINE),
-        re.compile(q),
-        re.compile(fuzzy),
-    ]
+def _shortness(path: str) -> tuple[int, int, str]:
+    """Within a tier: the shorter file name first (`app.py` before `app_notes.md`), then path."""
+    return len(path.rstrip("/").rsplit("/", 1)[-1]), len(path), path
 
 
-def _scan(
-    tiers: list[re.Pattern[str]], joined: str, starts: list[int], cap: int
-) -> tuple[list[list[int]], bool]:
-    """The lines each tier matches, best tier first, and whether every match was seen. A tier stops
-    at `cap` matches (enough to rank) and the looser ones are not run; when even the fuzzy one
-    reached the end, every match is known, and the next keystroke searches only those."""
-    out: list[list[int]] = []
-    total = 0
-    for tier in tiers:
-        found: list[int] = []
-        last = -1
-        for match in tier.finditer(joined):
-            index = bisect.bisect_right(starts, match.start()) - 1
-            if index != last:
-                found.append(index)
-                last = index
-                if len(found) >= cap:
-                    out.append(found)
-                    return out, False
-        out.append(found)
-        total += len(found)
-        if total >= cap:
-            return out, False
-    return out, True
+@functools.lru_cache(maxsize=64)
+def _fuzzy(query: str) -> re.Pattern[str]:
+    """The query's characters in order on one line (possessive: a line that fails fails once)."""
+    return re.compile(
+        re.escape(query[0]) + "".join(f"[^\\n{re.escape(c)}]*+{re.escape(c)}" for c in query[1:])
+    )
+
+
+def _tier(line: str, query: str) -> int | None:
+    """How a line `/path` matches: 0 the query starts a file name (or a path segment it ends in), 1
+    the file name holds it, 2 the path holds it, 3 its characters only in order; None when none."""
+    best: int | None = None
+    end = len(line) - 1 if line.endswith("/") else len(line)  # a directory's own trailing slash
+    at = line.find(query)
+    while at >= 0:
+        tier = _where(line, at, at + len(query), end)
+        best = tier if best is None else min(best, tier)
+        at = line.find(query, at + 1)
+    if best is not None:
+        return best
+    return 3 if _fuzzy(query).search(line) else None
+
+
+def _where(text: str, at: int, after: int, end: int) -> int:
+    """The tier of an occurrence text[at:after] in a line ending at `end` (see `_tier`)."""
+    if text.find("/", after, end) >= 0:
+        return 2
+    return 0 if at == 0 or text[at - 1] in "/\n" else 1
+
+
+def _scan(query: str, joined: str, starts: list[int], limit: int) -> tuple[dict[int, int], bool]:
+    """{line: tier} over all paths, and whether every match was seen. One literal search finds the
+    exact matches (each classified by where it falls); the fuzzy search runs only when they are
+    fewer than `limit`."""
+    found: dict[int, int] = {}
+    complete = True
+    size = len(query)
+    names = 0  # lines whose file name starts with the query: the best there are
+    for count, match in enumerate(re.finditer(re.escape(query), joined)):
+        if count >= LITERAL_CAP or names >= limit * BEST_ENOUGH:
+            complete = False
+            break
+        at = match.start()
+        line = bisect.bisect_right(starts, at) - 1
+        end = (starts[line + 1] if line + 1 < len(starts) else len(joined)) - 1  # the line's "\n"
+        if joined[end - 1] == "/":
+            end -= 1  # a directory's own trailing slash
+        tier = _where(joined, at, at + size, end)
+        names += tier == 0 and found.get(line) != 0
+        found[line] = min(tier, found.get(line, 3))
+    if len(found) >= limit:
+        return found, complete
+    fuzzy = 0
+    for match in _fuzzy(query).finditer(joined):
+        line = bisect.bisect_right(starts, match.start()) - 1
+        if line not in found:
+            found[line] = 3
+            fuzzy += 1
+            if fuzzy >= FUZZY_CAP:
+                return found, False
+    return found, complete

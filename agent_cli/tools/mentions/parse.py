@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from agent_cli.core.images import EXTENSIONS
 
 _MENTION = re.compile(
-    r"(?<![\w@])@(?:\"(?P<quoted>[^\"\n]+)\"|(?P<bare>(?:\\ |[^\s\"'`,;()\[\]{}<>#])+))"
+    r"(?<![\w@])@(?:\"(?P<quoted>[^\"\n]+)\"|(?P<bare>(?:\\ |[^\s\"'`,;()\[\]{}<>#@])(?:\\ |[^\s\"'`,;()\[\]{}<>#])*))"
     r"(?:#L(?P<first>\d+)(?:-L?(?P<last>\d+))?)?"
 )
 _PASTED = re.compile(

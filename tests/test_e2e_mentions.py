@@ -58,6 +58,20 @@ def test_a_read_deny_rule_binds_a_mention(workspace, fake_anthropic):
     assert "@secrets/key.txt: denied by the rule Read(secrets/**)" in out.stderr
 
 
+def test_a_planted_link_out_of_the_workspace_is_not_read_without_asking(workspace, fake_anthropic, tmp_path):
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = PLANTED\n")
+    (workspace / "NOTES.md").symlink_to(secret)  # an innocent name inside, a secret outside
+    fake_anthropic.push(text("ok"), text("ok"))
+    out = agent(workspace, fake_anthropic, "-p", "summarize @NOTES.md")
+    assert out.returncode == 0, out.stderr
+    assert "PLANTED" not in json.dumps(fake_anthropic.requests[-1])
+    assert "@NOTES.md: not attached without a person to ask (it reads outside the workspace)" in out.stderr
+    named = agent(workspace, fake_anthropic, "-p", f"summarize @{secret}")  # named outside: the person's yes
+    assert named.returncode == 0, named.stderr
+    assert "PLANTED" in json.dumps(fake_anthropic.requests[-1])
+
+
 def _png(path, size, noise: bool = False) -> None:
     if noise:
         Image.frombytes("RGB", size, os.urandom(size[0] * size[1] * 3)).save(path, compress_level=1)

@@ -3,6 +3,7 @@ index they complete against (gitignore-aware, fuzzy, shallow and exact matches f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,8 @@ def test_resolve_says_what_a_mention_attaches(tmp_path: Path):
     assert (one("@src").tool, one("@src").input) == ("ls", {"path": "src"})
     assert one("@nope.py").error == "@nope.py: no such file or directory"
     assert one("@tool").error == "@tool: a binary file (ELF), not text" and not one("@tool").tool
+    os.mkfifo(tmp_path / "pipe.png")  # never opened: reading a FIFO would wait forever
+    assert one("@pipe.png").error == "@pipe.png: not a regular file"
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from agent_cli.agent.input.calls import person_use
@@ -50,6 +51,7 @@ class MentionHost(Protocol):
     tools: ToolRegistry
     permissions: Permissions
     tool_ctx: ToolContext
+    interactive: bool
 
     @property
     def counter(self) -> TokenCounter: ...
@@ -85,15 +87,25 @@ class Mentions:
         return attached, problems
 
     def _permitted(self, found: Attachment) -> Attachment:
-        """Deny rules bind a mention too (`Read(~/.ssh/**)`); naming a file is the person's yes to
-        the question an outside-the-workspace read would ask."""
+        """Deny rules bind a mention too (`Read(~/.ssh/**)`). Naming a path outside the workspace is
+        the person's yes to the question reading it would ask; a name inside it that leads out (a
+        link the repository planted) or an ask rule still asks, as the model's read would."""
         tool = self.host.tools.get(found.tool)
         if tool is None:
             return replace(found, error=f"{found.mention.label}: the {found.tool} tool is not available")
         decision = self.host.permissions.decide(tool, found.input)
         if decision.action == "deny":
             return replace(found, error=f"{found.mention.label}: {decision.reason}")
-        return found
+        workspace = Path(self.host.tool_ctx.workspace).absolute()
+        named_outside = not found.path.is_relative_to(workspace)  # as typed, links not followed
+        if decision.action != "ask" or (named_outside and not decision.rule):
+            return found
+        if not self.host.interactive:  # headless: nobody to ask, so it is not attached
+            return replace(
+                found,
+                error=f"{found.mention.label}: not attached without a person to ask ({decision.reason})",
+            )
+        return replace(found, ask=True)
 
     @staticmethod
     def uses(attached: Sequence[Attachment]) -> tuple[Block, ...]:
@@ -129,7 +141,9 @@ class Mentions:
         if (known := self._costs.get(key)) is not None:
             return replace(known, text=found.mention.label)
         ctx = replace(self.host.tool_ctx, seen_read=None, call_id="", emit=None)
-        result = await run_call(self.host.tools, ToolCall("cost", found.tool, dict(found.input)), ctx)
+        call = ToolCall("cost", found.tool, dict(found.input))
+        # in a thread of its own: a large file is read whole to count its lines, and the TUI types on
+        result = await asyncio.to_thread(asyncio.run, run_call(self.host.tools, call, ctx))
         if result.is_error:
             info = MentionInfo(found.mention.label, found.shown, found.kind, error=result.output)
         else:

@@ -69,10 +69,13 @@ class PersonInput:
         message = Message("user", blocks or (Block.text_block(str(text), meta),), loop.turn + 1)
         if not attached:
             return message, None
-        return message, PersonCalls(self.mentions.uses(attached), self._run_mentioned)
+        uses = self.mentions.uses(attached)
+        asking = {use.id for use, found in zip(uses, attached, strict=True) if found.ask}
 
-    async def _run_mentioned(self, use: Block, emit: Emit) -> Block:
-        return await self.host.loop.calls.run(use, emit, mentioned=True)
+        async def run(use: Block, emit: Emit) -> Block:  # a read that asks goes through the question
+            return await self.host.loop.calls.run(use, emit, mentioned=use.id not in asking)
+
+        return message, PersonCalls(uses, run)
 
     async def _shell(self, text: str, command: str, emit: Emit) -> TurnFinished:
         if not command:

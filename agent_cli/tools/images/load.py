@@ -56,6 +56,8 @@ class LoadedImage:
 
 def is_image(path: Path) -> bool:
     """Whether the file starts like one of the image types we send (a cheap look at 16 bytes)."""
+    if not path.is_file():  # a FIFO or a device is never opened here
+        return False
     try:
         with open(path, "rb") as f:
             return sniff_media_type(f.read(16)) is not None

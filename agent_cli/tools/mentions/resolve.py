@@ -27,6 +27,7 @@ class Attachment:
     tool: str = ""  # the call that attaches it: read_file or ls ("" when it cannot be attached)
     input: dict[str, Any] = field(default_factory=dict)
     error: str = ""  # one line: why it is not attached
+    ask: bool = False  # attaching it asks the person first, as the model's read would (a link out)
 
     @property
     def ok(self) -> bool:
@@ -46,6 +47,8 @@ def resolve(workspace: Path, mention: Mention) -> Attachment:
         )
     if path.is_dir():
         return Attachment(mention, path, shown, "directory", "ls", {"path": shown})
+    if not path.is_file():  # a FIFO or a device: opening it could wait forever
+        return Attachment(mention, path, shown, "missing", error=f"{mention.label}: not a regular file")
     if is_image(path):
         return Attachment(mention, path, shown, "image", "read_file", {"path": shown})
     if mention.pasted:  # a pasted path that is not an image is just words

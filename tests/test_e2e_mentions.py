@@ -118,7 +118,9 @@ def test_a_40_mb_image_is_scaled_down_and_a_corrupt_one_is_one_line(workspace, f
     assert max(width, height) <= 1568 and width * height <= 1_150_000
     assert len(image["source"]["data"]) <= 5 * 1024 * 1024
     (line,) = [line for line in out.stderr.splitlines() if "broken.png" in line]  # one line, nothing sent
-    assert line.startswith("warning: @broken.png: a corrupt PNG image (") and line.endswith(") — not attached")
+    assert line.startswith("warning: @broken.png: a corrupt PNG image (") and line.endswith(
+        ") — not attached"
+    )
 
 
 def test_an_openai_compatible_server_gets_the_image_after_the_tool_message(workspace, fake_openai):

@@ -58,6 +58,8 @@ def test_a_multi_mb_paste_becomes_a_chip_and_is_sent_whole(workspace, tmp_path, 
     texts = [b["text"] for b in message["content"] if b["type"] == "text"]
     assert texts[-3] == "count the lines: " and texts[-1] == " thanks", texts
     assert texts[-2].startswith("<persisted-output") and "paste-1" in texts[-2]
-    stored = [p for p in workspace.glob(".agent/sessions/*/tool-results/*") if p.stat().st_size >= len(pasted)]
+    stored = [
+        p for p in workspace.glob(".agent/sessions/*/tool-results/*") if p.stat().st_size >= len(pasted)
+    ]
     assert len(stored) == 1, screen
     assert stored[0].read_text() == pasted  # the paste byte for byte, and only the paste

@@ -78,10 +78,12 @@ class RecallTool:
             listed = ", ".join(known[-SHOWN_REFS:])
             more = f" (and {len(known) - SHOWN_REFS} older)" if len(known) > SHOWN_REFS else ""
             raise ToolError(f"{gone}. Known refs: {listed}{more}")
-        if (image := parse_data_url(text)) is not None:  # a cleared image: the image again
+        said, _, last = text.rpartition("\n")
+        if (image := parse_data_url(last)) is not None:  # a cleared image: its text, the image again
             size = base64_size(image[1])
             shown = f", {size[0]}x{size[1]}" if size else ""
-            return ToolResult(f"[{ref}: image{shown}]", meta={"ref": ref}, image=ImagePart(*image))
+            output = f"[{ref}: image{shown}]" + (f"\n{said}" if said else "")
+            return ToolResult(output, meta={"ref": ref}, image=ImagePart(*image))
         if isinstance(pattern, str) and pattern:
             return find_lines(ref, text, pattern, offset, limit)
         total = len(text)

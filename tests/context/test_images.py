@@ -16,6 +16,7 @@ from agent_cli.context.tiers import MicroCompact
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.images import data_url, tokens_for
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust
+from agent_cli.replay.recoverable import RecoverableCheck
 
 MODEL = ModelInfo("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0)  # factor 1.0
 
@@ -28,7 +29,9 @@ def _png(width: int, height: int) -> str:
 
 def _image_result(call_id: str, data: str) -> Block:
     block = Block.tool_result(
-        call_id, "[image shot.png: PNG, 1200x900]", meta=BlockMeta(Trust.TOOL, "tool", 0, "read_file")
+        call_id,
+        "[image shot.png: PNG, 1200x900, ≈1,440 tokens]",
+        meta=BlockMeta(Trust.TOOL, "tool", 0, "read_file"),
     )
     return Block(**{**block.__dict__, "media_type": "image/png", "data": data})
 
@@ -37,14 +40,14 @@ def test_an_image_result_round_trips_the_log_and_is_sent_as_an_image():
     block = _image_result("t1", _png(30, 20))
     assert Block.from_json(block.to_json()) == block
     api = block.to_api()
-    assert api["content"][0] == {"type": "text", "text": "[image shot.png: PNG, 1200x900]"}
+    assert api["content"][0] == {"type": "text", "text": "[image shot.png: PNG, 1200x900, ≈1,440 tokens]"}
     assert api["content"][1]["source"] == {"type": "base64", "media_type": "image/png", "data": block.data}
 
 
 def test_an_image_counts_by_its_size_not_its_base64():
     counter = TokenCounter("claude-sonnet-4-5")
     small, large = _image_result("a", _png(100, 100)), _image_result("b", _png(1200, 900))
-    text_only = Block.tool_result("c", "[image shot.png: PNG, 1200x900]")
+    text_only = Block.tool_result("c", "[image shot.png: PNG, 1200x900, ≈1,440 tokens]")
     assert counter.raw_block(large) - counter.raw_block(text_only) >= tokens_for(1200, 900)
     assert counter.raw_block(large) - counter.raw_block(small) >= tokens_for(1200, 900) - tokens_for(100, 100)
 
@@ -78,13 +81,18 @@ async def test_t1_clears_an_old_image_and_the_store_keeps_it():
     assert before["images"] >= tokens_for(1200, 900)
     compaction = await MicroCompact(keep_recent=3).propose(engine.messages, engine.tier_context(), "manual")
     assert compaction is not None
-    used = engine.status().used
+    used, view = engine.status().used, engine.messages
     engine.apply(compaction)
+    recoverable = RecoverableCheck()  # replay's check: all that left the view is in the store, verbatim
+    recoverable.observe(view, compaction)
+    left, back = recoverable.count(store)
+    assert left == 5 and back == left  # four texts and the image's caption
     cleared = engine.messages[2].blocks[0]
     assert not cleared.data and not cleared.media_type
     assert cleared.text.startswith(
         "[cleared: read_file shot.png: image, 1200x900, ≈1,440 tokens; recall ref r"
     )
-    assert store.get(cleared.meta.ref) == data_url("image/png", data)  # recall gives the image back
+    caption = "[image shot.png: PNG, 1200x900, ≈1,440 tokens]"
+    assert store.get(cleared.meta.ref) == f"{caption}\n{data_url('image/png', data)}"  # text, then image
     assert engine.breakdown()["images"] == 0
     assert used - engine.status().used >= tokens_for(1200, 900)  # the gauge drops by the image at least

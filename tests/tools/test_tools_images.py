@@ -81,7 +81,7 @@ async def test_read_file_returns_an_image_and_recall_gives_a_cleared_one_back(ws
     assert not result.is_error and result.output == "[image shot.png: PNG, 400x300, ≈160 tokens]"
     assert result.image is not None and result.image.media_type == "image/png"
     store = MemoryStore()
-    store.put("rimage1", data_url(result.image.media_type, result.image.data))
+    store.put("rimage1", f"{result.output}\n{data_url(result.image.media_type, result.image.data)}")
     back = await RecallTool().run({"ref": "rimage1"}, ToolContext(workspace=ws, store=store))
-    assert back.output == "[rimage1: image, 400x300]" and back.image == result.image
+    assert back.output == f"[rimage1: image, 400x300]\n{result.output}" and back.image == result.image
     assert parse_data_url("data:text/plain;base64,eA==") is None  # only our image types

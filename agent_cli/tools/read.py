@@ -33,9 +33,8 @@ class ReadTool(PathTool):
         f"Reads up to {MAX_LINES} lines from `offset` (1-based line number, default 1); `limit` sets "
         f"how many (max {MAX_LINES}). Lines longer than {MAX_LINE_CHARS} characters are cut. When the "
         "file continues past what was shown, the output ends with the offset to read next. "
-        "The path may be relative to the workspace or absolute. A PNG, JPEG, GIF or WebP image is "
-        "returned as an image (scaled down to the API's limits) for you to look at; other binary files "
-        "(executables, archives) are not shown. Read a file before editing it."
+        "The path may be relative to the workspace or absolute. Images are shown as images; "
+        "executables and archives are not. Read a file before editing it."
     )
     input_schema: dict[str, Any] = {
         "type": "object",

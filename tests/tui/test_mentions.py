@@ -64,6 +64,7 @@ async def test_at_completion_picks_a_file_and_the_chip_shows_its_tokens(workspac
         await type_text(pilot, "explain @srcpar")
         await wait_until(pilot, lambda: app.prompt.completions_shown, steps=2000)
         assert app.prompt.completions[0].label == "src/parser.py"
+        assert "⚠" not in app.prompt.mention_bar.label  # the word being typed names no file yet
         await pilot.press("tab")
         assert app.prompt.text == "explain @src/parser.py " and _focused_on_prompt(app)
         expected = session.counter.text(
@@ -72,7 +73,7 @@ async def test_at_completion_picks_a_file_and_the_chip_shows_its_tokens(workspac
         bar = app.prompt.mention_bar
         await wait_until(pilot, lambda: "src/parser.py" in bar.label, steps=2000)
         assert f"[@src/parser.py · {expected} tokens]" == bar.label
-        await type_text(pilot, "and @nope.py")
+        await type_text(pilot, "and @nope.py ")  # a space: no longer being typed
         await wait_until(pilot, lambda: "nope.py" in bar.label, steps=2000)
         assert "⚠ @nope.py: no such file or directory (not attached)" in bar.label
         await pilot.press("enter")

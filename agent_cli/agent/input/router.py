@@ -99,7 +99,7 @@ class PersonInput:
                 text, error = f"Remembered in {path.name}: - {line}", False
                 said = load_prompt("memory_line").replace("{file}", path.name).replace("{line}", line)
                 self.host.engine.inject(Block.text_block(said, BlockMeta(Trust.USER, "user", time.time())))
-        emit(CommandResult("memory", text, is_error=error))
+        emit(CommandResult("remember", text, is_error=error))
         finished = TurnFinished("command", text, 0, error)
         emit(finished)
         return finished

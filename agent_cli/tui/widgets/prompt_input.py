@@ -219,19 +219,25 @@ class PromptInput(Vertical):
         self._mentions_changed()
 
     def _mentions_changed(self) -> None:
-        mentions = (
-            tuple(m.text for m in find_mentions(self.text)) if "@" in self.text or "/" in self.text else ()
-        )
+        settled = self._settled()
+        mentions = _mention_texts(settled)
         if mentions != self._mentions:
             self._mentions = mentions
             if mentions:
-                self.post_message(self.MentionsChanged(self.text))
+                self.post_message(self.MentionsChanged(settled))
             else:
                 self.mention_bar.show(())
 
+    def _settled(self) -> str:
+        """The text without the `@` word still being typed (it names no file yet: no warning for it)."""
+        text = self.text
+        cursor = self._cursor()
+        typing = mention_at(text, cursor)
+        return text if typing is None else text[: typing[0]] + text[cursor:]
+
     def show_mentions(self, text: str, infos: Sequence[MentionInfo]) -> None:
         """What the mentions of `text` attach (ignored when the prompt has moved on)."""
-        if tuple(m.text for m in find_mentions(self.text)) == tuple(m.text for m in find_mentions(text)):
+        if _mention_texts(self._settled()) == _mention_texts(text):
             self.mention_bar.show(infos)
 
     def _cursor(self) -> int:
@@ -350,3 +356,7 @@ class PromptInput(Vertical):
         self.text_area.clear()
         self.hide_completions()
         self.post_message(self.Submitted(self.pastes.prompt(text), text))
+
+
+def _mention_texts(text: str) -> tuple[str, ...]:
+    return tuple(m.text for m in find_mentions(text)) if "@" in text or "/" in text else ()

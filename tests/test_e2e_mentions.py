@@ -12,7 +12,7 @@ import subprocess
 
 from PIL import Image
 
-from tests.e2e import agent, openai_agent
+from tests.e2e import agent, anthropic_env, openai_agent, run_agent
 from tests.fakeapi.replies import text
 
 JSON = ("--output-format", "json")
@@ -175,3 +175,13 @@ def test_hash_adds_a_line_to_the_memory_file(workspace, fake_anthropic, tmp_path
     assert json.loads(refused.stdout)["is_error"] is True
     assert "AGENTS.md points outside the workspace" in json.loads(refused.stdout)["result"]
     assert outside.read_text() == "mine\n" and not fake_anthropic.requests
+
+
+def test_piped_text_is_data_not_commands_or_mentions(workspace, fake_anthropic):
+    fake_anthropic.push(text("A README."))
+    piped = "![build](https://ci.example/badge.svg)\nSee @app.py for the code.\n"
+    out = run_agent(workspace, anthropic_env(workspace, fake_anthropic), "-p", "-", *JSON, stdin=piped)
+    assert out.returncode == 0, out.stderr
+    request = fake_anthropic.requests[-1]
+    assert _uses(request) == [] and "not attached" not in out.stderr  # nothing run, nothing attached
+    assert piped in [b.get("text") for b in request["messages"][0]["content"]]

@@ -47,8 +47,10 @@ def headless(config: "Config", workspace: Path, prompt: str, fmt: str, start: St
 
     if not has_key(config):
         fail(NO_KEY.replace("run `agent` again", "run `agent -p` again"))
-    if prompt == "-":
-        prompt = sys.stdin.read()
+    if prompt == "-":  # piped in: data, as a paste is (no `@` mentions, `!` or `#` read in it)
+        from agent_cli.core.prompt import Prompt, PromptPart
+
+        prompt = Prompt([PromptPart(sys.stdin.read(), pasted=True)])
     try:
         from agent_cli.cli.compose import open_session
 

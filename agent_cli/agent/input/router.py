@@ -49,9 +49,11 @@ class PersonInput:
         self.mentions = mentions
 
     async def turn(self, text: str, emit: Emit) -> TurnFinished:
-        if (command := shell_command(text)) is not None:
+        parts = parts_of(text)
+        typed = bool(parts) and not parts[0].pasted  # `!` and `#` are typed, never pasted or piped
+        if typed and (command := shell_command(text)) is not None:
             return await self._shell(text, command, emit)
-        if (line := memory_line(text)) is not None and all(not p.pasted for p in parts_of(text)):
+        if typed and (line := memory_line(text)) is not None and all(not p.pasted for p in parts):
             return self._remember(line, emit)
         message, calls = await self.message(text, emit)
         return await self.host._turn(text, emit, message, calls)

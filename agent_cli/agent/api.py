@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
+from agent_cli.agent.input.mentions import MentionInfo  # noqa: F401 - the prompt's mention chips
 from agent_cli.core.events import ContextStatus, Event, ShellInfo, ShellsChanged
 from agent_cli.core.types import CommandSpec, Message
 from agent_cli.llm.models import known_models
 from agent_cli.session.log import SessionInfo
+from agent_cli.tools.mentions.parse import find_mentions, mention_at  # noqa: F401 - `@` in the prompt
 from agent_cli.tools.permissions import CYCLE as MODE_CYCLE  # noqa: F401 - Shift+Tab in the TUI
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES
 
@@ -52,7 +54,9 @@ class AgentBackend(Protocol):
         ...
 
     def submit(self, text: str) -> AsyncIterator[Event]:
-        """Run a prompt (or a slash command when `text` starts with '/'); ends with TurnFinished."""
+        """Run a prompt (or a slash command when `text` starts with '/', a command when it starts
+        with '!', a memory line with '#'); ends with TurnFinished. `text` may be a core.prompt.Prompt,
+        whose parts keep the person's pastes apart from their words."""
         ...
 
     def set_permission_mode(self, mode: str) -> None:
@@ -77,6 +81,15 @@ class AgentBackend(Protocol):
     def conversation(self) -> list[Message]:
         """The conversation so far (the full log, not the compacted view), to paint the transcript
         on start-up and after /resume or /clear."""
+        ...
+
+    async def complete_files(self, query: str) -> list[str]:
+        """Workspace paths (directories end in `/`) for the `@query` being typed, best first."""
+        ...
+
+    async def describe_mentions(self, text: str) -> list[MentionInfo]:
+        """The prompt's `@` mentions and pasted image paths, each with what attaching it costs in
+        tokens, or the one line that says why it will not be attached."""
         ...
 
 

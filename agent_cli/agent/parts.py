@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.sandbox.child_env import ChildEnv
 from agent_cli.tools.shells.manager import ShellManager
 
@@ -114,3 +115,4 @@ class SessionParts:
         default_factory=ChildEnv
     )  # the environment bash gets (tools/sandbox/child_env.py)
     shells: ShellManager = field(default_factory=ShellManager)  # background shells (tools/shells/)
+    files: FileIndex | None = None  # the workspace's files `@` completes against

@@ -32,6 +32,7 @@ from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits, Tool
+from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
@@ -113,6 +114,7 @@ def compose_session(
         warnings=[*config.warnings, *agent_warnings, *ext.warnings],
         child_env=config.child_env(),
         shells=shells,
+        files=FileIndex(workspace),
     )
     return AgentSession(parts, setup)
 

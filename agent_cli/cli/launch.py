@@ -46,10 +46,13 @@ def read_prompt(words: list[str], stdin: TextIO, wait: float = STDIN_WAIT_SECOND
         given, piped = "", _piped(stdin, None)
     else:
         piped = _piped(stdin, wait if given.strip() else None)
-    prompt = f"{piped}\n\n{given}" if piped and given else piped or given
-    if not prompt.strip():
+    if not (piped + given).strip():
         raise PromptError('no prompt: give one (agent -p "fix the test") or pipe it in (echo … | agent -p)')
-    return prompt
+    from agent_cli.core.prompt import Prompt, PromptPart
+
+    # what was piped in is data, as a paste is: no `@` mention, `!` or `#` is read in it
+    glue = "\n\n" if piped and given else ""
+    return Prompt([PromptPart(piped, pasted=True), PromptPart(glue + given)])
 
 
 def _piped(stdin: TextIO, wait: float | None) -> str:

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 from agent_cli.context.model import SpanReplacement
 from agent_cli.context.offload import category
-from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
-from agent_cli.core.types import Message
+from agent_cli.context.tokens import BLOCK_OVERHEAD, MESSAGE_OVERHEAD, TokenCounter
+from agent_cli.core.images import base64_tokens
+from agent_cli.core.types import Block, Message
 
 BREAKDOWN = (
     "system",
@@ -21,6 +22,7 @@ BREAKDOWN = (
     "tool_results",
     "summaries",
     "attachments",
+    "images",
 )
 
 
@@ -119,7 +121,9 @@ class ViewAccounting:
         for message in view:
             raw["messages"] += MESSAGE_OVERHEAD
             for block in message.blocks:
-                raw[category(block)] += self.counter.raw_block(block)
+                image = _image_raw(block)  # an image block, or the image a tool result carries
+                raw["images"] += image
+                raw[category(block)] += self.counter.raw_block(block) - image
         used = self.used()
         total = sum(raw.values()) or 1
         parts = {k: round(v * used / total) for k, v in raw.items()}
@@ -128,3 +132,9 @@ class ViewAccounting:
         parts["free"] = max(0, budget - used)
         parts["reserved"] = reserved
         return parts
+
+
+def _image_raw(block: Block) -> int:
+    if block.type == "image" or (block.type == "tool_result" and block.data):
+        return BLOCK_OVERHEAD + base64_tokens(block.data)
+    return 0

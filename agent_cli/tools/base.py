@@ -14,6 +14,14 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """An image a result carries (read_file of a PNG): base64 in the API's media types."""
+
+    media_type: str
+    data: str
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What a tool returns. `output` goes to the model; `display` (a diff, say) is for people."""
 
@@ -21,6 +29,7 @@ class ToolResult:
     is_error: bool = False
     display: str = ""
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"path": ..., "lines": (a, b), "exit_code": 0}
+    image: ImagePart | None = None  # sent after `output` in the same tool_result
 
 
 class RecallStore(Protocol):

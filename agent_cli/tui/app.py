@@ -40,6 +40,7 @@ from agent_cli.tui.double_press import DoublePress
 from agent_cli.tui.driver import paste_driver_class
 from agent_cli.tui.key_actions import KeyActions
 from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.mentions import MentionActions
 from agent_cli.tui.screens.permission_screen import ask_permission
 from agent_cli.tui.screens.plan_screen import PlanScreen
 from agent_cli.tui.screens.trust_screen import TrustQuestion, TrustScreen
@@ -60,7 +61,7 @@ BUSY_HINT = "working · Esc to interrupt"
 PLAN_APPROVED = "The plan is approved: go ahead."
 
 
-class AgentApp(CommandViews, KeyActions, ShellViews, App[None]):
+class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "agent"
     BINDINGS = [

@@ -293,6 +293,7 @@ def test_breakdown_sums_to_the_usable_window():
         "tool_results",
         "summaries",
         "attachments",
+        "images",
         "free",
         "reserved",
     ]

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakeapi.cache import PromptCache, estimate_tokens
+from tests.fakeapi.cache import PromptCache, estimate_tokens, request_tokens
 from tests.fakeapi.http_base import FakeHandler, FakeServer, Responder, command_line, pieces, serve
 from tests.fakeapi.replies import (
     Disconnect,
@@ -111,7 +111,7 @@ class _Handler(FakeHandler):
         except Invalid as err:
             self._error(400, "invalid_request_error", str(err))
             return
-        tokens = estimate_tokens(len(raw))
+        tokens = request_tokens(len(raw), body)
         limit = self.fake.max_prompt_tokens
         if limit is not None and tokens > limit:
             self._error(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
 from agent_cli.context.tiers.coarsen import calls_in, coarsen
 from agent_cli.context.tiers.collapse import collapse
+from agent_cli.context.tiers.image_clear import clear_image
 from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
 from agent_cli.context.tiers.selection import (
     is_compacted_result,
@@ -138,7 +139,8 @@ class MicroCompact:
             block = view[c.message].blocks[c.block]
             if ws.keeps(block.tool_use_id):
                 continue
-            if len(block.text) > ctx.config.micro_keep_chars and not is_compacted_result(block):
+            large = len(block.text) > ctx.config.micro_keep_chars or bool(block.data)  # data: an image
+            if large and not is_compacted_result(block):
                 out.append(c)
         return out
 
@@ -185,6 +187,10 @@ class MicroCompact:
             blocks = list(view[index].blocks)
             for c in by_message.get(index, []):
                 old = blocks[c.block]
+                if old.data:  # an image: placeholder, bytes to the store (tiers/image_clear.py)
+                    blocks[c.block], originals[c.ref] = clear_image(old, c.tool, c.target, c.ref)
+                    refs.append(c.ref)
+                    continue
                 lines = read_range(old.text) if c.tool in READ_TOOLS else None
                 text = placeholder(c.tool, c.target if lines else "", len(old.text), c.ref, lines)
                 if not old.meta.ref:  # an offloaded result's full text is in the store already

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.agent.parts import SessionSetup  # noqa: E402
-from agent_cli.cli.compose import compose_session  # noqa: E402
+from agent_cli.api.compose import compose_session  # noqa: E402
 from agent_cli.llm.anthropic import AnthropicProvider  # noqa: E402
 from agent_cli.settings.config import Config  # noqa: E402
 from tests.fakeapi.replies import text, tool_call  # noqa: E402

@@ -29,7 +29,7 @@ def _time(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> float:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, check=False)
+        subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, check=False, stdin=subprocess.DEVNULL)
         samples.append((time.perf_counter() - start) * 1000)
     return statistics.median(samples)
 
@@ -57,6 +57,7 @@ def _run_once(env: dict[str, str], cwd: str, args: list[str]) -> tuple[float, fl
             [sys.executable, "-m", "agent_cli.cli", *args, "--output-format", "stream-json"],
             env=run_env,
             cwd=cwd,
+            stdin=subprocess.DEVNULL,  # -p reads a piped stdin: never this script's own
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )

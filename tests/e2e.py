@@ -36,8 +36,9 @@ def openai_env(workspace: Path, server: FakeOpenAI, key: str = "sk-test") -> dic
 def run_agent(
     workspace: Path, env: dict[str, str], *args: str, stdin: str | None = None, timeout: float = 180
 ) -> subprocess.CompletedProcess:
+    piped = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}  # never the test's own
     return subprocess.run(
-        [*AGENT, *args], cwd=workspace, env=env, input=stdin, capture_output=True, text=True, timeout=timeout
+        [*AGENT, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=timeout, **piped
     )
 
 
@@ -92,3 +93,13 @@ def tool_results(server: FakeAnthropic) -> list[str]:
                 content = block["content"]
                 out.append(content if isinstance(content, str) else json.dumps(content))
     return out
+
+
+def denials(data: dict) -> list[str]:
+    """The JSON result's `permission_denials` (Claude Code's objects) as one line each:
+    "TOOL TARGET: REASON", TOOL as Claude Code names it (Bash, Write, …)."""
+    lines = []
+    for denial in data["permission_denials"]:
+        assert set(denial) >= {"tool_name", "tool_use_id", "tool_input"}, denial
+        lines.append(f"{denial['tool_name']} {denial['target']}: {denial['reason']}")
+    return lines

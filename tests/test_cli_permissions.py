@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from tests.e2e import agent as e2e_agent
+from tests.e2e import denials as denials_of
 from tests.e2e import tool_results
 from tests.fakeapi.replies import ToolUse, reply, text
 from tests.fakeapi.server import FakeAnthropic
@@ -52,7 +53,7 @@ def test_allowed_tools_allow_only_lines_made_entirely_of_allowed_commands(worksp
     )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    denials = data["permission_denials"]
+    denials = denials_of(data)
     assert len(denials) == 3, denials
     assert "echo x > f.txt" in denials[0] and "edit permission" in denials[0]
     assert "echo hi; rm f.txt" in denials[1] and "`rm f.txt` is not allowed" in denials[1]
@@ -82,7 +83,7 @@ def test_a_deny_rule_beats_an_allow_rule(workspace: Path) -> None:
         "--disallowed-tools",
         "Bash(echo hi)",
     )
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     assert "Bash(echo hi) (--disallowed-tools)" in denials[0]  # allowed by echo:*, denied by this
     assert "Bash(echo hi) (--disallowed-tools)" in denials[2]
 
@@ -105,7 +106,7 @@ def test_settings_json_deny_applies_even_untrusted(workspace: Path) -> None:
     out = agent(
         workspace, "-p", "go", "--script", script, "--permission-mode", "yolo", "--output-format", "json"
     )
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     assert len(denials) == 2 and all("Bash(rm:*) (.claude/settings.json)" in d for d in denials)
     assert (workspace / "f.txt").exists()  # yolo wrote it; the rm was refused
 
@@ -127,7 +128,7 @@ def test_plan_mode_refuses_an_edit(workspace: Path) -> None:
     )
     data = json.loads(out.stdout)
     assert data["result"] == "Plan: fix the sign."
-    assert len(data["permission_denials"]) == 1 and "plan mode" in data["permission_denials"][0]
+    assert len(denials_of(data)) == 1 and "plan mode" in denials_of(data)[0]
     assert (workspace / "app.py").read_text() == before
 
 
@@ -166,7 +167,7 @@ def test_substitutions_and_assignments_a_prefix_rule_does_not_cover_are_denied(
         "json",
     )
     assert out.returncode == 0, out.stderr
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     assert len(denials) == len(attacks), denials
     for attack, denial in zip(attacks, denials, strict=True):
         assert attack.splitlines()[0] in denial
@@ -196,7 +197,7 @@ def test_the_bypass_table_through_the_cli(workspace: Path, fake_anthropic: FakeA
         workspace, fake_anthropic, "-p", "go", "--allowed-tools", *ECHO, "--output-format", "json"
     )
     assert out.returncode == 0, out.stderr
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     refused = [c for c in rows if c.expect != "allow"]
     assert len(denials) == len(refused), denials
     for case, denial in zip(refused, denials, strict=True):
@@ -225,7 +226,7 @@ def test_a_deny_rule_sees_a_redirect_target_through_the_cli(
         "--output-format",
         "json",
     )
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     assert len(denials) == 1 and "Edit(secrets/**) (--disallowed-tools)" in denials[0], denials
     assert (workspace / "secrets" / "key").read_text() == "k\n"
     assert (workspace / "notes.txt").read_text() == "y\n"
@@ -243,6 +244,6 @@ def test_a_call_matching_an_ask_and_a_deny_rule_is_refused_by_the_deny_rule(
     out = e2e_agent(
         workspace, fake_anthropic, "-p", "go", "--permission-mode", "yolo", "--output-format", "json"
     )
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     assert len(denials) == 1 and "denied by the rule Bash(rm -rf:*)" in denials[0], denials
     assert (workspace / "build").is_dir()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e import AGENT, anthropic_env, clean_env, run_agent, tool_results, user_config
+from tests.e2e import denials as denials_of
 from tests.fakeapi.replies import text, tool_call
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,7 +78,7 @@ hooks = [{{ type = "command", command = "touch hook-from-config-ran" }}]
     assert AGENT_KEY in sent.get("x-api-key", "") + sent.get("authorization", "")
     # the mode stayed ask: the write was denied headless, with the reason
     assert not (workspace / "pwned.txt").exists()
-    assert [d for d in data["permission_denials"] if d.startswith("write_file pwned.txt")], data
+    assert [d for d in denials_of(data) if d.startswith("Write pwned.txt")], data
     # nothing the workspace brings ran: it is not trusted, whatever its config says
     assert sorted(p.name for p in workspace.iterdir() if p.name.endswith("-ran")) == []
     ignored = [line for line in out.stderr.splitlines() if "ignored keys" in line]
@@ -177,7 +178,14 @@ def test_session_files_are_private_whatever_the_umask(workspace, fake_anthropic,
     env = {**anthropic_env(workspace, fake_anthropic), "AGENT_SESSIONS_DIR": str(elsewhere)}
     args = ["-p", "go", "--permission-mode", "auto-edit", "--allowed-tools", "Bash(seq:*)"]
     out = subprocess.run(
-        [*AGENT, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=180, umask=0
+        [*AGENT, *args],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        umask=0,
+        stdin=subprocess.DEVNULL,
     )
     assert out.returncode == 0, out.stderr
     modes = _modes(tmp_path / "state")

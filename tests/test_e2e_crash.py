@@ -27,6 +27,7 @@ def spawn(workspace: Path, server: FakeAnthropic, *args: str) -> subprocess.Pope
         [*AGENT, *args],
         cwd=workspace,
         env=anthropic_env(workspace, server),
+        stdin=subprocess.DEVNULL,  # -p reads a piped stdin: never the test's own
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -30,7 +30,9 @@ def _medium_files(workspace: Path, count: int, lines: int) -> list[str]:
 
 def test_t5_rewrites_the_cache_once_and_records_the_servers_figures(workspace):
     names = big_files(workspace, 2, 20_000) + _medium_files(workspace, 2, 150)
-    with FakeAnthropic(max_prompt_tokens=14_000, separate_summaries=True) as server:
+    # the limit is tuned to the fixed prefix (system prompt and tool schemas, ~3.4k tokens): the four
+    # reads overflow it once, and what T5 leaves stays under the limit-relative thresholds of T3
+    with FakeAnthropic(max_prompt_tokens=14_500, separate_summaries=True) as server:
         script_reads(server, names)
         out = agent(workspace, server, *READ_ALL)
         assert out.returncode == 0, out.stderr

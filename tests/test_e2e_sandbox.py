@@ -15,6 +15,7 @@ import pytest
 
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
 from tests.e2e import agent, tool_results, user_config
+from tests.e2e import denials as denials_of
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -126,7 +127,7 @@ def test_yolo_writes_to_protected_paths_are_denied_headless(repo, fake_anthropic
     args = ("-p", "plant", "--permission-mode", "yolo", "--output-format", "json")
     out = agent(repo, fake_anthropic, *args)
     assert out.returncode == 0, out.stderr
-    denials = json.loads(out.stdout)["permission_denials"]
+    denials = denials_of(json.loads(out.stdout))
     assert len(denials) == 2 and all("protected path" in d for d in denials), denials
     assert ".agent/config.toml" in denials[0] and ".git/hooks/pre-commit" in denials[1]
     assert not (repo / ".agent" / "config.toml").exists()

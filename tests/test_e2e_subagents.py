@@ -100,6 +100,7 @@ def test_two_task_calls_in_one_response_run_at_the_same_time(workspace, fake_ant
         _command(PARENT),
         cwd=workspace,
         env=anthropic_env(workspace, server),
+        stdin=subprocess.DEVNULL,  # -p reads a piped stdin: never the test's own
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,7 +1,7 @@
 """A multi-MB bracketed paste in a real terminal: `tmux paste-buffer -p` sends a file to `agent` in
-tmux, the prompt shows it as a chip, and after Enter the whole text is what the session keeps (stored
-through T0, byte for byte) while the request to the local Messages API server carries its preview
-and recall ref. Skipped where tmux is missing."""
+tmux, the prompt shows it as a chip, and after Enter the paste is what the session keeps (stored through
+T0, byte for byte) while the request to the local Messages API server carries its preview and recall
+ref; the words typed before and after the chip stay the person's own, beside it. Skipped where tmux is missing."""
 
 from __future__ import annotations
 
@@ -50,11 +50,16 @@ def test_a_multi_mb_paste_becomes_a_chip_and_is_sent_whole(workspace, tmp_path, 
     finally:
         screen = _pane(name)
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
-    sent = json.dumps(fake_anthropic.requests[-1]["messages"][-1])
-    assert "count the lines: FIRST-LINE-OF-THE-PASTE" in sent and "LAST-LINE-OF-THE-PASTE" in sent
+    message = fake_anthropic.requests[-1]["messages"][-1]
+    sent = json.dumps(message)
+    assert "FIRST-LINE-OF-THE-PASTE" in sent and "LAST-LINE-OF-THE-PASTE" in sent
     assert len(sent) < 50_000  # a preview with a recall ref, not 3.4 MB
-    stored = [p for p in workspace.glob(".agent/sessions/*/tool-results/*") if p.stat().st_size > len(pasted)]
-    assert len(stored) == 1, screen  # the whole prompt is kept, the paste byte for byte inside it
-    kept = stored[0].read_text()
-    assert kept.startswith("count the lines: FIRST-LINE") and kept.endswith("LAST-LINE-OF-THE-PASTE\n thanks")
-    assert kept == f"count the lines: {pasted} thanks"
+    # the words typed before and after the chip are the person's own blocks, not part of the paste
+    texts = [b["text"] for b in message["content"] if b["type"] == "text"]
+    assert texts[-3] == "count the lines: " and texts[-1] == " thanks", texts
+    assert texts[-2].startswith("<persisted-output") and "paste-1" in texts[-2]
+    stored = [
+        p for p in workspace.glob(".agent/sessions/*/tool-results/*") if p.stat().st_size >= len(pasted)
+    ]
+    assert len(stored) == 1, screen
+    assert stored[0].read_text() == pasted  # the paste byte for byte, and only the paste

@@ -6,15 +6,40 @@ object with this shape. Every run yields core.events.Event values and ends with 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
-from agent_cli.core.events import ContextStatus, Event, EvictionReport
+from agent_cli.agent.input.mentions import MentionInfo  # noqa: F401 - the prompt's mention chips
+from agent_cli.core.events import ContextStatus, Event, EvictionReport, ShellInfo, ShellsChanged
 from agent_cli.core.types import CommandSpec, Message
 from agent_cli.llm.models import known_models
 from agent_cli.session.log import SessionInfo
+from agent_cli.tools.mentions.parse import find_mentions, mention_at  # noqa: F401 - `@` in the prompt
 from agent_cli.tools.permissions import CYCLE as MODE_CYCLE  # noqa: F401 - Shift+Tab in the TUI
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES
+
+
+class BackgroundShells(Protocol):
+    """The session's background shells (tools/shells/manager.py), for the status bar and /shells."""
+
+    def list(self) -> list[ShellInfo]: ...
+
+    def tail(self, shell_id: str, chars: int = 8_000) -> str:
+        """The end of a shell's output (what the model has read is not changed)."""
+        ...
+
+    async def kill(self, shell_id: str, store: object = None) -> tuple[str, bool]:
+        """End a shell's process group: (the line to show, whether it was running)."""
+        ...
+
+    def subscribe(self, listener: Callable[[ShellsChanged], None]) -> Callable[[], None]:
+        """`listener` gets a ShellsChanged at every start and end, in or between turns; returns
+        the unsubscribe."""
+        ...
+
+    async def aclose(self) -> None:
+        """End every running shell (the front end closes; the session's own end does it too)."""
+        ...
 
 
 class AgentBackend(Protocol):
@@ -22,13 +47,16 @@ class AgentBackend(Protocol):
     model: str
     permission_mode: str
     mode_before_plan: str  # where approving a plan returns to
+    shells: BackgroundShells
 
     def status(self) -> ContextStatus:
         """The context gauge's numbers right now."""
         ...
 
     def submit(self, text: str) -> AsyncIterator[Event]:
-        """Run a prompt (or a slash command when `text` starts with '/'); ends with TurnFinished."""
+        """Run a prompt (or a slash command when `text` starts with '/', a command when it starts
+        with '!', a memory line with '#'); ends with TurnFinished. `text` may be a core.prompt.Prompt,
+        whose parts keep the person's pastes apart from their words."""
         ...
 
     def set_permission_mode(self, mode: str) -> None:
@@ -59,6 +87,15 @@ class AgentBackend(Protocol):
         on start-up and after /resume or /clear."""
         ...
 
+    async def complete_files(self, query: str) -> list[str]:
+        """Workspace paths (directories end in `/`) for the `@query` being typed, best first."""
+        ...
+
+    async def describe_mentions(self, text: str) -> list[MentionInfo]:
+        """The prompt's `@` mentions and pasted image paths, each with what attaching it costs in
+        tokens, or the one line that says why it will not be attached."""
+        ...
+
 
 # The slash commands every front end offers (agent/commands.py runs them; the TUI lists them before
 # the backend has loaded).
@@ -73,6 +110,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("model", "[name]", "show or change the model", MODEL_CHOICES),
     CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
     CommandSpec("memory", "", "show the session-memory note"),
+    CommandSpec("skills", "", "the skills found, whether the model sees them, and their tokens"),
+    CommandSpec(
+        "init",
+        "[focus]",
+        "explore the repository with a read-only sub-agent, then write or update AGENTS.md (asks first)",
+    ),
     CommandSpec("todo", "", "show the todo list"),
     CommandSpec(
         "permissions",
@@ -92,5 +135,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "MCP servers: state, tools, schema tokens; reconnect one, or all failed ones",
         ("reconnect",),
     ),
+    CommandSpec("shells", "", "background shells: list them; in the TUI Enter shows the tail, k kills"),
     CommandSpec("quit", "", "leave agent (also /exit)"),
 )

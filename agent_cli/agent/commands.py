@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
     from agent_cli.context.engine import ContextEngine
     from agent_cli.extensions.mcp.runtime import McpRuntime
+    from agent_cli.extensions.skills.tool import SessionSkills
     from agent_cli.session.log import EventLog
     from agent_cli.tools.permissions import Permissions
 
@@ -42,6 +43,7 @@ class CommandHost(AgentBackend, Protocol):
     rule_warnings: list[str]
     totals: Totals
     mcp: McpRuntime | None
+    skills: SessionSkills | None
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
@@ -285,6 +287,21 @@ async def _mcp(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return await mcp_command(session.mcp, arg, session.engine.counter, session.workspace)
 
 
+async def _skills(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    from agent_cli.extensions.skills.command import skills_report
+
+    return skills_report(session.skills, session.engine.counter.text)
+
+
+async def _shells(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    shells = session.shells.list()
+    if not shells:
+        return CommandResult("shells", "No background shells in this session.", {"shells": []})
+    lines = [f"- {s.id} ({s.status_text()}, {s.output_chars:,} chars): {s.command}" for s in shells]
+    data = {"shells": [asdict(s) for s in shells]}
+    return CommandResult("shells", "Background shells:\n" + "\n".join(lines), data)
+
+
 async def _quit(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("quit", "Bye.", {"quit": True})
 
@@ -304,6 +321,8 @@ HANDLERS: dict[str, Callable[[CommandHost, str, Emit], Awaitable[CommandResult]]
     "export": _export,
     "rewind": _rewind,
     "mcp": _mcp,
+    "skills": _skills,
+    "shells": _shells,
     "quit": _quit,
     "exit": _quit,
 }

@@ -53,6 +53,7 @@ from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from agent_cli.agent.input.calls import PersonCalls
     from agent_cli.context.engine import ContextEngine
     from agent_cli.context.model import Compaction
     from agent_cli.session.log import EventLog
@@ -150,7 +151,16 @@ class Loop:
             )
 
     # -- a turn ------------------------------------------------------------------------------------
-    async def run(self, prompt: str, emit: Emit, *, user_message: Message | None = None) -> TurnFinished:
+    async def run(
+        self,
+        prompt: str,
+        emit: Emit,
+        *,
+        user_message: Message | None = None,
+        calls: PersonCalls | None = None,
+    ) -> TurnFinished:
+        """One prompt: the person's message, the calls they made with it (`@` mentions, a `!`
+        command: a tool pair right after it), then the model until it answers."""
         self.turn += 1
         self.requests_this_run = 0
         self._changed_this_run = False
@@ -175,6 +185,19 @@ class Loop:
         results: list[Block] = []
         stop_hook_active = False
         try:
+            if calls is not None and calls.uses:
+                pending = list(calls.uses)
+                self._append(
+                    "assistant", Message("assistant", calls.uses, self.turn), emit, stop_reason="person"
+                )
+                for use in calls.uses:
+                    results.append(await calls.run(use, emit))
+                self._append("tool_results", Message("user", tuple(results), self.turn), emit)
+                self._record_metas()
+                pending, ran, results = [], results[0], []
+                if calls.ack is not None:  # a `!` command: its output waits for the next prompt
+                    self._append("assistant", Message("assistant", (calls.ack,), self.turn), emit)
+                    return self._finish(emit, "command", ran.text, is_error=ran.is_error)
             for step in itertools.count() if self.max_turns <= 0 else range(self.max_turns):
                 if compaction_due(self.engine.status()):
                     await self.hooks.pre_compact("auto", "", emit)

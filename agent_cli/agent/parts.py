@@ -1,4 +1,4 @@
-"""What a session is made of, handed to it already built by the one composition root (cli/compose.py).
+"""What a session is made of, handed to it already built by the one composition root (api/compose.py).
 
 `SessionParts` holds the session-wide pieces; `SessionBuilder` builds the pieces that belong to one
 open log (the parent's at every open, /clear and /resume, and each sub-agent's), so nothing in
@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.sandbox.child_env import ChildEnv
+from agent_cli.tools.shells.manager import ShellManager
 
 if TYPE_CHECKING:
     from agent_cli.agent.loop import Loop
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from agent_cli.extensions.hooks.api import HookRunner
     from agent_cli.extensions.hooks.runner import HookIdentity, Record
     from agent_cli.extensions.mcp.runtime import McpRuntime
+    from agent_cli.extensions.skills.tool import SessionSkills
     from agent_cli.llm.base import Provider
     from agent_cli.llm.models import ModelRegistry
     from agent_cli.session.log import EventLog, SessionStore
@@ -104,9 +107,12 @@ class SessionParts:
     hooks: Callable[[Callable[[], HookIdentity], Record], HookRunner]  # bound to the session's identity
     builder: SessionBuilder
     mcp: McpRuntime | None = None  # MCP servers: their tools join `tools` between turns
+    skills: SessionSkills | None = None  # the catalog, the listing the system prompt carries, grants
     clock: Callable[[], float] = field(default=lambda: 0.0)
     rule_warnings: list[str] = field(default_factory=list)  # said first, and kept for /permissions
     warnings: list[str] = field(default_factory=list)  # told once, after what opening the log found
     child_env: ChildEnv = field(
         default_factory=ChildEnv
     )  # the environment bash gets (tools/sandbox/child_env.py)
+    shells: ShellManager = field(default_factory=ShellManager)  # background shells (tools/shells/)
+    files: FileIndex | None = None  # the workspace's files `@` completes against

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.agent.commands import COMMANDS, run_command
+from agent_cli.agent.input.calls import PersonCalls
+from agent_cli.agent.input.mentions import MentionInfo, Mentions
+from agent_cli.agent.input.router import PersonInput
 from agent_cli.agent.memory_schedule import MemorySchedule
 from agent_cli.agent.parts import SessionParts, SessionSetup
+from agent_cli.agent.prompt_commands import custom_turn
 from agent_cli.agent.side_requests import complete_metered, summarize
 from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
 from agent_cli.context.model import Summarizer
@@ -22,13 +27,9 @@ from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
 from agent_cli.core.events import ContextStatus, Event, EvictionReport, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust
-from agent_cli.extensions.custom_commands import CustomCommand
 from agent_cli.extensions.hooks import HookRunner
 from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
-from agent_cli.extensions.loader import (
-    command_rules,
-)
 from agent_cli.llm.base import Request
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import (
@@ -47,13 +48,12 @@ from agent_cli.session.opening import (
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import PromptPoint, RewindMode, effective_events, is_prompt
 from agent_cli.tools.base import ToolContext
-
-if TYPE_CHECKING:
-    pass
+from agent_cli.tools.mentions.index import FileIndex
+from agent_cli.tools.shells.reminders import ShellReminders
 
 
 class AgentSession:
-    """Implements agent.api.AgentBackend. Coordinates the parts cli/compose.py built: it opens logs,
+    """Implements agent.api.AgentBackend. Coordinates the parts api/compose.py built: it opens logs,
     runs turns and switches models and modes; it constructs nothing from config."""
 
     def __init__(self, parts: SessionParts, setup: SessionSetup):
@@ -83,9 +83,13 @@ class AgentSession:
         self._task: asyncio.Task | None = None
         self.totals = Totals()
         self.sandbox = parts.sandbox
+        self.shells = parts.shells  # background shells: they outlive /clear, end with the session
         self.hooks: HookRunner = parts.hooks(self._hook_identity, self._record)
         self.custom = parts.commands
+        self.skills = parts.skills  # for /skills; a loaded skill's allowed-tools end with the turn
         self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
+        files = parts.files or FileIndex(self.workspace)
+        self.person = PersonInput(self, Mentions(self, files))  # `@`, `!` and `#` (agent/input/)
         ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
         self.warnings += parts.warnings
@@ -131,7 +135,10 @@ class AgentSession:
             limits=build.output_limits(),
             processes=self.processes,
             child_env=self.parts.child_env,
+            side_model=functools.partial(self._summarize, purpose="web_fetch"),
+            shells=self.shells,
         )
+        self.engine.sources.append(ShellReminders(self.shells, load_prompt("background_shells")))
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)
         events = effective_events(events)  # what a rewind removed is not in any view
         self.warnings += replay_into(events, self.engine)  # what a lost log line left is mended
@@ -178,9 +185,17 @@ class AgentSession:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
 
-    async def _summarize(self, system: str, content: str) -> str:
+    async def _summarize(self, system: str, content: str, purpose: str = "summary") -> str:
         return await summarize(
-            self.provider, self.config, self.models, self.model, self.totals, self.log, system, content
+            self.provider,
+            self.config,
+            self.models,
+            self.model,
+            self.totals,
+            self.log,
+            system,
+            content,
+            purpose,
         )
 
     async def _complete_note(self, request: Request) -> str:
@@ -212,6 +227,18 @@ class AgentSession:
         if not self.log.started:
             return []
         return conversation(effective_events(read_events(self.log.path).events))
+
+    @property
+    def counter(self):  # the engine's token counter, for what a mention costs
+        return self.engine.counter
+
+    async def complete_files(self, query: str) -> list[str]:
+        """Workspace paths for `@query`, best first."""
+        return await self.person.complete(query)
+
+    async def describe_mentions(self, text: str) -> list[MentionInfo]:
+        """The prompt's `@` mentions with their token cost, or why one will not be attached."""
+        return await self.person.describe(text)
 
     def commands(self) -> list[CommandSpec]:
         return list(COMMANDS) + self.custom.specs(self.workspace)
@@ -246,11 +273,11 @@ class AgentSession:
         self.warnings = []
         emit = self.lifecycle.notifying(queue.put_nowait)
         if custom := self.custom.find(text):
-            work = self._custom_turn(*custom, text.strip(), emit)
+            work = custom_turn(self, *custom, text.strip(), emit)
         elif text.startswith("/") and not text.startswith("//"):
             work = run_command(self, text, emit)
         else:
-            work = self._turn(text.removeprefix("/") if text.startswith("//") else text, emit)
+            work = self.person.turn(text.removeprefix("/") if text.startswith("//") else text, emit)
         self._task = asyncio.ensure_future(work)
         self._task.add_done_callback(lambda t: _surface(t, queue.put_nowait))
         while True:
@@ -262,15 +289,21 @@ class AgentSession:
             await self._task
 
     async def _turn(
-        self, prompt: str, emit: Callable[[Event], None], user_message: Message | None = None
+        self,
+        prompt: str,
+        emit: Callable[[Event], None],
+        user_message: Message | None = None,
+        calls: PersonCalls | None = None,
     ) -> TurnFinished:
         if self.permission_mode == "plan":
             self.engine.inject(reminder(load_prompt("plan_mode")))
         try:
             await self._before_turn(emit)
             await self.lifecycle.start(emit, self.engine.inject)
-            return await self.loop.run(prompt, emit, user_message=user_message)
+            return await self.loop.run(prompt, emit, user_message=user_message, calls=calls)
         finally:
+            if self.skills is not None:
+                self.skills.grants.end_turn()
             self._after_turn(emit)
 
     def _model_info(self, name: str) -> ModelInfo:
@@ -292,24 +325,6 @@ class AgentSession:
         notices = await self.mcp.before_turn(self.tools, self.engine.status().budget, self.engine.counter)
         for text, level in notices:
             emit(Notice(text, level))
-
-    async def _custom_turn(
-        self, command: CustomCommand, arguments: str, label: str, emit: Callable[[Event], None]
-    ) -> TurnFinished:
-        """`/name args` of a Markdown command: its expanded body is the prompt, under its
-        allowed-tools and model for this turn only."""
-        meta = BlockMeta(Trust.USER, "user", self.clock())
-        message = Message("user", (Block.text_block(command.expand(arguments), meta),), self.loop.turn + 1)
-        granted, model = command_rules(command, self.trusted, emit), self.model
-        self.permissions.rules += granted
-        if command.model and command.model != model:
-            self.set_model(command.model)
-        try:
-            return await self._turn(label, emit, message)
-        finally:
-            self.permissions.rules = [r for r in self.permissions.rules if all(r is not g for g in granted)]
-            if self.model != model:
-                self.set_model(model)
 
     async def restart_hooks(self, reason: str) -> None:
         """/clear: SessionEnd hooks run now, SessionStart ones before the next prompt (as Claude Code)."""
@@ -371,19 +386,20 @@ class AgentSession:
 
     def close(self, reason: str = "other") -> None:
         """End the session from sync code: SessionEnd hooks run (bounded by their timeouts), the log closes."""
+        self.shells.close()
         self.lifecycle.end_sync(reason)
         self.log.close()
 
     async def aclose(self, reason: str = "other") -> None:
         """Stop the MCP servers (on the loop they run on), run SessionEnd hooks, then close the log."""
+        await self.shells.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
         await self.lifecycle.end(reason)
         self.log.close()
 
 
-def reminder(text: str) -> Block:
-    """A `<system-reminder>` attachment for the next user message."""
+def reminder(text: str) -> Block:  # a `<system-reminder>` attachment for the next user message
     return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
 
 

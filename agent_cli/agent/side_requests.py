@@ -1,5 +1,5 @@
-"""Requests beside the conversation — compaction summaries and session-memory notes — sent, paid
-for in the session's totals, and logged as `summarizer_usage` (so a resume counts them again)."""
+"""Requests beside the conversation — compaction summaries, session-memory notes, web_fetch's
+answers from a page — sent, paid for in the session's totals, and logged as `summarizer_usage` (so a resume counts them again)."""
 
 from __future__ import annotations
 
@@ -40,17 +40,20 @@ async def summarize(
     log: EventLog,
     system: str,
     content: str,
+    purpose: str = "summary",
 ) -> str:
-    """A summary by the summarizer model (`summarizer_model`, or the main model's cheap sibling)."""
+    """A summary by the summarizer model (`summarizer_model`, or the main model's cheap sibling);
+    `purpose` names other side requests of that model in the log (web_fetch's answer from a page)."""
     model = config.summarizer_model or models.summarizer_for(main_model, config.provider)
     request = Request(
         model=model,
         system=[{"type": "text", "text": system}],
         messages=[{"role": "user", "content": [{"type": "text", "text": content}]}],
         max_tokens=min(8_000, config.max_tokens),
-        metadata={"purpose": "summary"},
+        metadata={"purpose": purpose},
     )
-    message = await complete_metered(provider, request, totals, models, log)
+    said = {"purpose": purpose} if purpose != "summary" else {}
+    message = await complete_metered(provider, request, totals, models, log, **said)
     text = message.text.strip()
     if not text:
         raise RuntimeError("the summarizer returned no text")

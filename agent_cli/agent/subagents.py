@@ -71,7 +71,7 @@ class SubagentHost(Protocol):
     model: str
     loop: Loop
     models: ModelRegistry  # the registry with the config's [models.NAME] over it
-    builder: SessionBuilder  # the engine and loop of a child, as the parent's (cli/compose.py)
+    builder: SessionBuilder  # the engine and loop of a child, as the parent's (api/compose.py)
 
 
 StopHook = Callable[[AgentDefinition, SubagentOutcome], Awaitable[None]]

@@ -76,7 +76,9 @@ class ToolCalls:
     def _concurrent(self, block: Block) -> bool:
         return bool(getattr(self.tools.get(block.name), "concurrency_safe", False))
 
-    async def run(self, block: Block, emit: Emit) -> Block:
+    async def run(self, block: Block, emit: Emit, *, mentioned: bool = False) -> Block:
+        """One call. `mentioned`: a read the person asked for with `@` — their naming it is the
+        yes an outside-the-workspace read would ask for (deny rules were checked before)."""
         call = ToolCall.from_block(block)
         tool = self.tools.get(call.name)
         target = _target(tool, call)
@@ -87,7 +89,8 @@ class ToolCalls:
             emit(PermissionDenied(call, target, f"blocked by a PreToolUse hook: {hooked.blocked}"))
             denied: str | None = hooked.blocked
         else:
-            denied = await self._permission(tool, call, target, emit, hooked) if tool is not None else None
+            asks = tool is not None and not mentioned
+            denied = await self._permission(tool, call, target, emit, hooked) if asks else None
         started = time.monotonic()  # after the person answered: the duration is the tool's own
         if denied:
             result = ToolResult(denied, is_error=True)
@@ -110,7 +113,10 @@ class ToolCalls:
             self.log.append("tool_meta", tool_use_id=call.id, meta=json.loads(meta_json))
         if isinstance(result.meta.get("output_ref"), str):  # the tool kept its full output in the store
             meta = replace(meta, ref=result.meta["output_ref"])
-        return Block.tool_result(call.id, result.output, result.is_error, meta)
+        block = Block.tool_result(call.id, result.output, result.is_error, meta)
+        if result.image is not None:  # read_file of a PNG: the image travels in the result
+            block = replace(block, media_type=result.image.media_type, data=result.image.data)
+        return block
 
     async def _permission(
         self, tool, call: ToolCall, target: str, emit: Emit, hooked: PreToolOutcome | None = None

@@ -1,4 +1,5 @@
-"""The command line and the one composition root (compose.py) that builds every session.
+"""The command line: flags and subcommands, `agent -p` and the TUI's launch, thin layers on the
+Python API (agent_cli.api), which holds the one composition root.
 
 May import: everything.
 

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_cli.cli.launch import Start, fail, headless
+from agent_cli.cli.launch import fail, headless
 from agent_cli.cli.tui_launch import run_tui
 
 if TYPE_CHECKING:
@@ -14,8 +14,11 @@ if TYPE_CHECKING:
 PICK = "@pick"
 
 
-def normalize(argv: list[str]) -> list[str]:
-    """`--resume` with no id means: pick one (typer options cannot take an optional value)."""
+def normalize(argv: list[str], command: Any = None) -> list[str]:
+    """argv as typer can take it. `--resume` with no id means: pick one (typer options cannot take
+    an optional value). Words that are not options, their values or a subcommand are the prompt, as
+    `claude "fix the test"` and `claude -p --output-format json "fix the test"` take it: they become
+    one `--prompt=…` (`command` is the click group, for which options take a value)."""
     out = []
     for index, arg in enumerate(argv):
         out.append(arg)
@@ -23,7 +26,41 @@ def normalize(argv: list[str]) -> list[str]:
             following = argv[index + 1] if index + 1 < len(argv) else None
             if following is None or following.startswith("-"):
                 out.append(PICK)
-    return out
+    return out if command is None else _prompt_words(out, command)
+
+
+def _prompt_words(argv: list[str], command: Any) -> list[str]:
+    takes_value = {
+        name
+        for param in command.params
+        if getattr(param, "param_type_name", "") == "option" and not (param.is_flag or param.count)
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    options: list[str] = []
+    words: list[str] = []
+    printing = False
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "--":
+            words += argv[index + 1 :]
+            break
+        if arg.startswith("--print="):  # the old `--print=TASK`
+            printing = True
+            options.append("--print")
+            words.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and arg != "-":
+            options.append(arg)
+            if arg in takes_value and index + 1 < len(argv):
+                index += 1
+                options.append(argv[index])
+            printing = printing or arg in ("-p", "--print")
+        elif not words and not printing and arg in command.commands:
+            return argv  # a subcommand: the rest is its own
+        else:
+            words.append(arg)
+        index += 1
+    return options + ([f"--prompt={' '.join(words)}"] if words else [])
 
 
 def typer_app():
@@ -33,22 +70,40 @@ def typer_app():
         add_completion=False,
         invoke_without_command=True,
         no_args_is_help=False,
-        help="agent — a terminal coding agent with a context engine.",
+        help=(
+            "agent — a terminal coding agent with a context engine.\n\n"
+            '`agent "PROMPT"` opens the TUI with that prompt sent; `agent -p "PROMPT"` runs it headless '
+            "(what is piped in comes first)."
+        ),
+        options_metavar="[OPTIONS] [PROMPT]",
         context_settings={"help_option_names": ["-h", "--help"]},
     )
 
     @app.callback()
     def run(
         ctx: typer.Context,
-        prompt: str | None = typer.Option(
-            None,
+        print_: bool = typer.Option(
+            False,
             "-p",
             "--print",
-            metavar="TASK",
-            help="Run this task headless and print the answer ('-' reads stdin).",
+            metavar="",
+            help="Run headless: print the answer and exit. The prompt is the arguments, after what is piped in.",
         ),
+        prompt: str | None = typer.Option(None, "--prompt", hidden=True),  # the words (normalize)
         output_format: str = typer.Option(
             "text", "--output-format", metavar="FORMAT", help="text | json | stream-json (with -p)."
+        ),
+        input_format: str = typer.Option(
+            "text",
+            "--input-format",
+            metavar="FORMAT",
+            help="text | stream-json: user messages on stdin (with -p).",
+        ),
+        verbose: bool = typer.Option(
+            False,
+            "--verbose",
+            metavar="",
+            help="Accepted as claude -p takes it; stream-json carries every message.",
         ),
         resume: str | None = typer.Option(
             None, "--resume", "-r", metavar="[ID]", help="Resume a session by id (or pick one)."
@@ -67,7 +122,13 @@ def typer_app():
             None, "--provider", metavar="NAME", help="anthropic | scripted | openai."
         ),
         permission_mode: str | None = typer.Option(
-            None, "--permission-mode", metavar="MODE", help="ask | auto-edit | plan | yolo."
+            None,
+            "--permission-mode",
+            metavar="MODE",
+            help="ask | auto-edit | plan | yolo (or Claude Code's default | acceptEdits | bypassPermissions).",
+        ),
+        skip_permissions: bool = typer.Option(
+            False, "--dangerously-skip-permissions", metavar="", help="The same as --permission-mode yolo."
         ),
         budget_tokens: int | None = typer.Option(
             None, "--budget-tokens", metavar="N", help="Context budget in tokens."
@@ -112,33 +173,40 @@ def typer_app():
             return
         if output_format not in ("text", "json", "stream-json"):
             raise typer.BadParameter("use text, json or stream-json", param_hint="--output-format")
-        overrides: dict[str, Any] = {
-            "model": model,
-            "provider": "scripted" if demo or script else provider,
-            "permission_mode": permission_mode,
-            "max_turns": max_turns,
-            "script": script,
-            "debug": debug or None,
-            "context.budget_tokens": budget_tokens,
-            "trust_workspace": trust_workspace or None,
-        }
-        config = _with_flag_rules(_config(overrides), allowed_tools, disallowed_tools)
-        workspace = Path.cwd()
-        resume_id = _resume_id(config, workspace, resume, continue_)
-        if prompt is not None and resume == PICK:
-            fail("--resume needs a session id with -p (see `agent sessions`), or use --continue")
-        if fork_session and not resume_id:
+        if input_format not in ("text", "stream-json"):
+            raise typer.BadParameter("use text or stream-json", param_hint="--input-format")
+        from agent_cli.api.options import Options
+
+        options = Options(
+            cwd=Path.cwd(),
+            model=model,
+            provider=provider,
+            permission_mode="yolo" if skip_permissions else permission_mode,
+            allowed_tools=tuple(allowed_tools),
+            disallowed_tools=tuple(disallowed_tools),
+            max_turns=max_turns,
+            budget_tokens=budget_tokens,
+            resume=None if resume == PICK else resume,
+            continue_session=continue_,
+            fork_session=fork_session,
+            trust_workspace=trust_workspace,
+            script=script,
+            demo=demo,
+            debug=debug,
+        )
+        words = [prompt] if prompt else []
+        if print_:
+            raise typer.Exit(headless(options, words, output_format, input_format, pick=resume == PICK))
+        if fork_session and not (resume or continue_):
             fail("--fork-session needs --continue or --resume ID (the session to copy)")
-        start = Start(resume_id, fork_session)
-        if prompt is not None:
-            code = headless(config, workspace, prompt, output_format, start, demo)
-            raise typer.Exit(code)
-        run_tui(config, workspace, start, demo, pick=resume == PICK)
+        if resume == PICK and prompt:
+            fail("--resume without an id opens the picker; give the prompt once the session is open")
+        run_tui(options, pick=resume == PICK, initial_prompt=prompt)
 
     @app.command()
     def sessions() -> None:
         """List the sessions of this workspace: id, start time, turns, first prompt."""
-        from agent_cli.cli.compose import session_store
+        from agent_cli.api.compose import session_store
 
         config = _config({})
         store = session_store(config, Path.cwd())
@@ -216,7 +284,7 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from agent_cli.cli.compose import trust_decision
+    from agent_cli.api.compose import trust_decision
     from agent_cli.context.tokens import TokenCounter
     from agent_cli.extensions.mcp.runtime import probe, runtime_for, server_rows
 
@@ -274,35 +342,3 @@ def _config(overrides: dict[str, Any]) -> "Config":
     except ConfigError as exc:
         fail(f"configuration error: {exc}")
         raise
-
-
-def _with_flag_rules(config: "Config", allowed: list[str], disallowed: list[str]) -> "Config":
-    """--allowed-tools / --disallowed-tools (each repeatable, comma or space separated)."""
-    if not allowed and not disallowed:
-        return config
-    from dataclasses import replace
-
-    from agent_cli.settings.config import PermissionRules
-    from agent_cli.tools.rules import split_rule_list
-
-    allow = tuple(rule for text in allowed for rule in split_rule_list(text))
-    deny = tuple(rule for text in disallowed for rule in split_rule_list(text))
-    return replace(config, flag_permissions=PermissionRules(allow=allow, deny=deny))
-
-
-def _resume_id(config: "Config", workspace: Path, resume: str | None, continue_: bool) -> str | None:
-    from agent_cli.cli.compose import session_store
-    from agent_cli.core.errors import SessionError
-
-    store = session_store(config, workspace)
-    if continue_:
-        latest = store.latest()
-        if latest is None:
-            fail(f"--continue: no earlier session in {store.root}")
-        return latest
-    if resume and resume != PICK:
-        try:
-            return store.resolve(resume)
-        except SessionError as exc:
-            fail(str(exc))
-    return None

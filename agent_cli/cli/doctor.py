@@ -1,7 +1,7 @@
 """`agent doctor`: what bash's sandbox enforces on this machine and what it could not, in plain lines.
 
 Each promise is checked by running a small script in the very sandbox bash gets (the person's own
-`[sandbox]`, built by `cli/compose.make_sandbox`), over a scratch workspace, and reading back what it
+`[sandbox]`, built by `api/compose.make_sandbox`), over a scratch workspace, and reading back what it
 could do: nothing of the person's workspace is touched. A check that cannot run says so.
 """
 
@@ -45,7 +45,7 @@ mv .git .git-moved 2>/dev/null && echo move_git=yes || echo move_git=no
 
 def doctor(config: Config, workspace: Path) -> list[str]:
     """The report, one line each."""
-    from agent_cli.cli.compose import make_sandbox
+    from agent_cli.api.compose import make_sandbox
 
     sandbox = make_sandbox(config, workspace)
     policy = sandbox.policy

@@ -2,8 +2,8 @@
 anthropic SDK, and a headless run starts the SDK's import before anything else.
 
 The rest of the command line is a package of its own: `commands.py` (flags, config, subcommands),
-`compose.py` (the one composition root: provider, trust, every part of a session), `launch.py`
-(a headless run), `tui_launch.py` (the TUI).
+`launch.py` (a headless run) and `headless.py` (its output), `tui_launch.py` (the TUI). Both open
+their session through the Python API (`agent_cli.api`), over its one composition root.
 """
 
 import os
@@ -25,11 +25,13 @@ def main(argv: list[str] | None = None) -> None:
     headless = _headless_run(argv)
     if headless and _may_use_sdk(argv):
         _warm_sdk()  # ~1.5 s of imports: start them before anything else (typer, config, engine)
+    import typer
+
     from agent_cli.cli.commands import normalize, typer_app
 
     app = typer_app()
     try:
-        app(args=normalize(argv), prog_name="agent")
+        app(args=normalize(argv, typer.main.get_command(app)), prog_name="agent")
     except SystemExit as done:
         if headless and as_program:
             _exit_now(done.code)
@@ -37,7 +39,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _headless_run(argv: list[str]) -> bool:
-    return any(a in ("-p", "--print") or a.startswith("--print=") for a in argv) and "--" not in argv
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    return any(a in ("-p", "--print") or a.startswith("--print=") for a in options)
 
 
 def _may_use_sdk(argv: list[str]) -> bool:

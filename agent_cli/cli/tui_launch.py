@@ -2,44 +2,54 @@
 first when the workspace brings hooks or MCP servers, build the session off the UI's loop, and end
 the process on SIGTERM/SIGHUP even if the terminal is gone."""
 
+from __future__ import annotations
+
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_cli.cli.launch import NO_KEY, Start, fail, has_key
+from agent_cli.cli.launch import fail
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from agent_cli.agent.runner import AgentSession
-    from agent_cli.settings.config import Config
+    from agent_cli.api import Options, Prepared
 
 STOP_GRACE_SECONDS = 5.0  # after SIGTERM/SIGHUP, how long the TUI may take to close the terminal
 
 
-def check_openable(config: "Config", workspace: Path, start: Start) -> None:
+def check_openable(prepared: Prepared) -> None:
     """Before the TUI paints: a session another process has open, or sessions that cannot be
     written here, end the run with one line (as `agent -p` does), not a screen with an error."""
-    from agent_cli.cli.compose import session_store
+    from agent_cli.api.compose import session_store
     from agent_cli.core.errors import AgentError
     from agent_cli.session.lock import SessionLocked, holder
 
-    store = session_store(config, workspace)
+    store = session_store(prepared.config, prepared.workspace)
     try:
         store.check_writable()
-        if start.resume_id and not start.fork:
-            pid = holder(store.path(start.resume_id))
+        if prepared.resume_id and not prepared.fork:
+            pid = holder(store.path(prepared.resume_id))
             if pid is not None:
-                raise SessionLocked(start.resume_id, pid if pid > 0 else None)
+                raise SessionLocked(prepared.resume_id, pid if pid > 0 else None)
     except AgentError as exc:
         fail(str(exc))
 
 
-def run_tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: bool = False) -> None:
+def run_tui(options: Options, *, pick: bool = False, initial_prompt: str | None = None) -> None:
+    """The TUI on the session `options` describe; `initial_prompt` is submitted once it is open
+    (`agent "fix the test"`), `pick` opens the resume picker instead."""
+    from agent_cli.api.options import has_key, prepare
+    from agent_cli.core.errors import AgentError
     from agent_cli.session.signals import SignalStop, exit_code
 
-    if has_key(config):
-        check_openable(config, workspace, start)
+    try:
+        prepared = prepare(options)
+    except AgentError as exc:
+        fail(str(exc))
+        raise
+    if has_key(prepared.config):
+        check_openable(prepared)
 
     def stopped(signum: int) -> None:
         app.exit(return_code=exit_code(signum))
@@ -52,11 +62,11 @@ def run_tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: b
         watchdog.daemon = True
         watchdog.start()
 
-    def on_session(session: "AgentSession") -> None:
+    def on_session(session: AgentSession) -> None:
         # SIGTERM/SIGHUP: end the running tool, log the interruption, then leave with 143/129
         SignalStop(session, stopped).install()
 
-    app = tui_app(config, workspace, start, demo, pick, on_session=on_session)
+    app = tui_app(prepared, pick=pick, initial_prompt=initial_prompt, on_session=on_session)
     app.run()
     close = getattr(app.backend, "close", None)
     if callable(close):
@@ -66,21 +76,23 @@ def run_tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: b
 
 
 def tui_app(
-    config: "Config",
-    workspace: Path,
-    start: Start,
-    demo: bool,
+    prepared: Prepared,
+    *,
     pick: bool = False,
-    on_session: "Callable[[AgentSession], None] | None" = None,
+    initial_prompt: str | None = None,
+    on_session: Callable[[AgentSession], None] | None = None,
     **app_args: Any,
 ):
-    """The TUI for this workspace: it asks about trust first (when it must), then builds the session."""
+    """The TUI for this workspace: it asks about trust first (when it must), then opens its session
+    through the Python API (api.Session, interactive: the TUI answers permission questions)."""
+    from agent_cli.api import Session
+    from agent_cli.api.compose import trust_decision
+    from agent_cli.api.options import NO_KEY, has_key
     from agent_cli.tui.app import create_app
 
-    startup_error = None if has_key(config) else NO_KEY
-    from agent_cli.cli.compose import open_session, trust_decision
-
-    trust = trust_decision(config, workspace)
+    startup_error = None if has_key(prepared.config) else NO_KEY
+    workspace = prepared.workspace
+    trust = trust_decision(prepared.config, workspace)
     trusted = trust.trusted
 
     def answer(yes: bool) -> str:
@@ -99,28 +111,17 @@ def tui_app(
         return f"trusted {workspace}: its hooks, MCP servers and settings are used"
 
     async def loader():
-        import asyncio
         import gc
 
+        session = Session(prepared=prepared, interactive=True)
         gc.disable()  # as for `agent -p` (main._warm_sdk): the SDK's import makes no garbage
         try:
-            session = await asyncio.to_thread(
-                open_session,
-                config,
-                workspace,
-                resume_id=start.resume_id,
-                fork=start.fork,
-                interactive=True,
-                demo=demo,
-                trusted=trusted,
-            )
+            await session.open(trusted=trusted)  # built off the UI's loop; MCP servers start on it
         finally:
             gc.enable()  # the app freezes what exists once the session is painted
-        if session.mcp is not None:
-            session.mcp.start()  # on the app's loop: servers connect while the person types
         if on_session is not None:
-            on_session(session)
-        return session
+            on_session(session.backend)
+        return session.backend
 
     question = None
     if trust.ignored and not startup_error:
@@ -130,7 +131,7 @@ def tui_app(
     app = create_app(
         backend_loader=None if startup_error else loader,
         startup_error=startup_error,
-        initial_prompt="/resume" if pick else None,
+        initial_prompt="/resume" if pick else initial_prompt,
         trust_question=question,
         **app_args,  # tests: clock
     )

@@ -9,10 +9,21 @@ from collections.abc import Sequence
 
 from agent_cli.context.model import SpanReplacement
 from agent_cli.context.offload import category
-from agent_cli.context.tokens import MESSAGE_OVERHEAD, TokenCounter
-from agent_cli.core.types import Message
+from agent_cli.context.tokens import BLOCK_OVERHEAD, MESSAGE_OVERHEAD, TokenCounter
+from agent_cli.core.images import base64_tokens
+from agent_cli.core.types import Block, Message
 
-BREAKDOWN = ("system", "tools", "user_context", "messages", "tool_results", "summaries", "attachments")
+BREAKDOWN = (
+    "system",
+    "skills",
+    "tools",
+    "user_context",
+    "messages",
+    "tool_results",
+    "summaries",
+    "attachments",
+    "images",
+)
 
 
 class ViewAccounting:
@@ -99,16 +110,20 @@ class ViewAccounting:
         return self.counter.scale(self.raw_base + self.raw_total + delta)
 
     def breakdown(
-        self, view: Sequence[Message], tools_raw: int, budget: int, reserved: int
+        self, view: Sequence[Message], tools_raw: int, budget: int, reserved: int, skills_raw: int = 0
     ) -> dict[str, int]:
-        """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
+        """Tokens by category; with free and reserved they sum to the usable window (budget + reserved).
+        `skills_raw`: the skill listing's share of the system prompt, shown on its own."""
         raw = dict.fromkeys(BREAKDOWN, 0)
         raw["tools"] = tools_raw
-        raw["system"] = self.raw_base - raw["tools"]
+        raw["skills"] = skills_raw
+        raw["system"] = self.raw_base - tools_raw - skills_raw
         for message in view:
             raw["messages"] += MESSAGE_OVERHEAD
             for block in message.blocks:
-                raw[category(block)] += self.counter.raw_block(block)
+                image = _image_raw(block)  # an image block, or the image a tool result carries
+                raw["images"] += image
+                raw[category(block)] += self.counter.raw_block(block) - image
         used = self.used()
         total = sum(raw.values()) or 1
         parts = {k: round(v * used / total) for k, v in raw.items()}
@@ -117,3 +132,9 @@ class ViewAccounting:
         parts["free"] = max(0, budget - used)
         parts["reserved"] = reserved
         return parts
+
+
+def _image_raw(block: Block) -> int:
+    if block.type == "image" or (block.type == "tool_result" and block.data):
+        return BLOCK_OVERHEAD + base64_tokens(block.data)
+    return 0

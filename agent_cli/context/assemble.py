@@ -50,8 +50,10 @@ class Assembler:
         user_context: str = "",
         *,
         counter: TokenCounter | None = None,
+        skills: str = "",
     ) -> None:
         self.system_prompt = system_prompt
+        self.skills = skills  # the skill listing: names and descriptions, a system block of its own
         self.set_tools(tools)
         self.user_context = user_context  # placed by the engine in the first user message
         self.counter = counter or TokenCounter()
@@ -61,7 +63,12 @@ class Assembler:
         self.tools = sorted((_own_copy(t) for t in tools), key=lambda t: str(t.get("name", "")))
 
     def system_blocks(self) -> list[dict[str, Any]]:
-        return [{"type": "text", "text": self.system_prompt}] if self.system_prompt.strip() else []
+        texts = (self.system_prompt, self.skills)
+        return [{"type": "text", "text": text} for text in texts if text.strip()]
+
+    def raw_skills(self) -> int:
+        """Raw tokens of the skill listing's system block (0 without one)."""
+        return self.counter.raw_system(self.skills) if self.skills.strip() else 0
 
     def raw_base(self) -> int:
         """Raw tokens of everything before the messages: request overhead, tools, system."""

@@ -20,7 +20,7 @@ from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import TTL_SECONDS, CacheMonitor
 from agent_cli.context.ghosts import Ghosts
 from agent_cli.context.hits import Hits
-from agent_cli.context.intake import Appended, PasteNumbers, as_injection, words_as_kept
+from agent_cli.context.intake import Appended, PasteNumbers, as_injection, source_injections, words_as_kept
 from agent_cli.context.invariants import assert_valid
 from agent_cli.context.ledger import Ledger
 from agent_cli.context.model import (
@@ -51,6 +51,7 @@ from agent_cli.core.events import ContextStatus
 from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
 if TYPE_CHECKING:
+    from agent_cli.context.intake import AttachmentSource
     from agent_cli.context.policy import Policy
     from agent_cli.context.reuse import Predictor
 
@@ -77,6 +78,7 @@ class ContextEngine:
         file_reader: Callable[[str], str | None] | None = None,
         on_compaction: Callable[[list[Message], Compaction], None] | None = None,
         predictor: Predictor | None = None,
+        skills: str = "",
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
@@ -88,7 +90,7 @@ class ContextEngine:
         self.predictor = Memo(predictor)  # context/reuse.py's predict unless given (replay's oracle)
         self.hits = Hits()  # how often this session re-uses items like each class (context/hits.py)
         self.counter = counter or TokenCounter(model.name)
-        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter)
+        self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter, skills=skills)
         self.user_context = user_context
         self.environment = environment
         self.store: OffloadStore = store if store is not None else MemoryStore()
@@ -107,6 +109,7 @@ class ContextEngine:
         self.tokens = ViewAccounting(self.counter, self.assembler.raw_base())
         self.requests = Requests(self.assembler, self.tokens, self.cache, config.cache_ttl, clock)
         self._pending: list[Block] = []
+        self.sources: list[AttachmentSource] = []  # asked at each user message (intake.py)
         self._last_request_at: float | None = None
         self._pastes = PasteNumbers()
         self._usage = Usage()
@@ -134,7 +137,8 @@ class ContextEngine:
         if message.role == "assistant":
             self._learn(message)
         if message.role == "user" and ingest:
-            pending, self._pending = self._pending, []
+            said = source_injections(self.sources, self._compactions, self.clock())
+            pending, self._pending = self._pending + said, []
             context = [] if self._view else context_blocks(self.user_context, self.environment, self.clock())
             message = merge_injections(message, context, pending)
         raw, message = message, neutral_results(message)  # nothing from outside forges our tags
@@ -299,13 +303,14 @@ class ContextEngine:
 
     def reattachments(self) -> list[Block]:
         """What T2/T4 put back as pinned attachments (context/reattach.py)."""
-        return reattachments(self.ledger, self.config, self.counter, self.file_reader, self.clock())
+        now = self.clock()
+        return reattachments(self.ledger, self.config, self.counter, self.file_reader, now, self.sources)
 
     def breakdown(self) -> dict[str, int]:
         """Tokens by category; with free and reserved they sum to the usable window (budget + reserved)."""
         budget, reserved = self._budget()
         tools = self.counter.raw_tools(self.assembler.tools)
-        return self.tokens.breakdown(self._view, tools, budget, reserved)
+        return self.tokens.breakdown(self._view, tools, budget, reserved, self.assembler.raw_skills())
 
     def metrics(self) -> dict[str, float | int]:
         return {

@@ -4,13 +4,14 @@ paste-N refs of a person's offloaded pastes, and what an append hands back for t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from agent_cli.context.ghosts import Miss
 from agent_cli.context.model import Compaction
 from agent_cli.context.offload import wrap
-from agent_cli.core.types import Block, Message
+from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 DEFAULT_INJECTION_TAG = "system-reminder"
 _PASTE = re.compile(r"^paste-(\d+)$")
@@ -28,6 +29,24 @@ class Appended:
         """The message for the event log: a paste T0 offloaded is logged as its placeholder (the
         text is in the store once, not also in the log); replaying it gives the same view and ledger."""
         return self.logged or self.message
+
+
+class AttachmentSource(Protocol):
+    """Something outside the engine with a word for the model while it lasts (the background shells
+    that run). `pending` is asked at each new user message of a live turn (`compactions`: how many the
+    view has had, so a source can say again what one may have cut); `pinned` when T2/T4 put back the
+    todo list. "" when there is nothing to say."""
+
+    def pending(self, compactions: int) -> str: ...
+
+    def pinned(self) -> str: ...
+
+
+def source_injections(sources: Sequence[AttachmentSource], compactions: int, now: float) -> list[Block]:
+    """What the sources have to say now, as injections (`<system-reminder>`) for the next user message."""
+    meta = BlockMeta(Trust.SYSTEM, "reminder", now, tag=DEFAULT_INJECTION_TAG)
+    texts = [text for source in sources if (text := source.pending(compactions).strip())]
+    return [as_injection(Block.text_block(text, meta)) for text in texts]
 
 
 def as_injection(block: Block) -> Block:

@@ -3,8 +3,9 @@ pinned attachments, as they are now — the summary tells what happened, these t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from agent_cli.context.intake import AttachmentSource
 from agent_cli.context.ledger import Ledger
 from agent_cli.context.model import ContextConfig
 from agent_cli.context.tiers.markers import TAG_REATTACH
@@ -19,14 +20,19 @@ def reattachments(
     counter: TokenCounter,
     file_reader: Callable[[str], str | None] | None,
     now: float,
+    sources: Sequence[AttachmentSource] = (),
 ) -> list[Block]:
-    """What T2/T4 put back as pinned attachments: the todo list and up to `reattach_files` recently
-    touched files as they are now (<= reattach_file_tokens each; only the path when larger)."""
+    """What T2/T4 put back as pinned attachments: the todo list, what the sources pin (the running
+    background shells) and up to `reattach_files` recently touched files as they are now
+    (<= reattach_file_tokens each; only the path when larger)."""
     blocks: list[Block] = []
     meta = BlockMeta(Trust.TOOL, "reminder", now, pinned=True, tag=TAG_REATTACH)
     if ledger.todos:
         items = "\n".join(ledger.todo_lines())
         blocks.append(Block.text_block(element("todo-list", items), meta))
+    for text in (source.pinned().strip() for source in sources):
+        if text:
+            blocks.append(Block.text_block(element("system-reminder", text), meta))
     if file_reader is None:
         return blocks
     for path in reversed(ledger.touched[-config.reattach_files :]):

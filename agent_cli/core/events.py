@@ -254,3 +254,38 @@ class CommandResult(Event):
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ShellInfo:
+    """A background shell (`bash` with `run_in_background`), as the front ends list it."""
+
+    id: str
+    command: str
+    description: str = ""
+    status: Literal["running", "exited", "killed"] = "running"
+    exit_code: int | None = None
+    output_chars: int = 0  # everything it printed so far
+    dropped_chars: int = 0  # past the storage ceiling (the store keeps the head and the tail)
+    started_at: float = 0.0
+
+    @property
+    def running(self) -> bool:
+        return self.status == "running"
+
+    def status_text(self) -> str:
+        if self.status == "exited":
+            return f"exited {self.exit_code}" if self.exit_code is not None else "exited"
+        return self.status
+
+
+@dataclass(frozen=True)
+class ShellsChanged(Event):
+    """A background shell started, ended or was killed; `shells` is every one this session has."""
+
+    kind: str = field(default="shells", init=False)
+    shells: tuple[ShellInfo, ...] = ()
+
+    @property
+    def running(self) -> int:
+        return sum(1 for shell in self.shells if shell.running)

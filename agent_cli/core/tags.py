@@ -39,6 +39,7 @@ PROGRAM_TAGS = frozenset(
         "post-tool-use-hook",
         "user-prompt-submit-hook",
         "session-start-hook",
+        "web-page",
     }
 )
 ESCAPED_LT = "&lt;"

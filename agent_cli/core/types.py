@@ -63,7 +63,8 @@ class Block:
     """One content block. Which fields matter depends on `type`:
 
     text: text · thinking: text, signature · tool_use: id, name, input ·
-    tool_result: tool_use_id, text (the result), is_error · image: media_type, data (base64)
+    tool_result: tool_use_id, text (the result), is_error, and an image when `data` is set (read_file
+    of a PNG, say: media_type, data) · image: media_type, data (base64)
     """
 
     type: BlockType
@@ -112,21 +113,28 @@ class Block:
         if self.type == "tool_result":
             out: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.tool_use_id}
             out["content"] = self.text if self.text else "(no output)"
+            if self.data:  # a result that is an image: its caption, then the image
+                out["content"] = [{"type": "text", "text": out["content"]}, self.image_api()]
             if self.is_error:
                 out["is_error"] = True
             return out
         if self.type == "image":
-            return {
-                "type": "image",
-                "source": {"type": "base64", "media_type": self.media_type, "data": self.data},
-            }
+            return self.image_api()
         raise ValueError(f"unknown block type {self.type!r}")
+
+    def image_api(self) -> dict[str, Any]:
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": self.media_type, "data": self.data},
+        }
 
     # -- log shape (lossless, includes meta) ----------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         out = self.to_api()
         if self.type == "tool_result":
             out["content"] = self.text  # keep the exact text, even when empty
+            if self.data:
+                out["content"] = [{"type": "text", "text": self.text}, self.image_api()]
         meta = self.meta.to_json()
         if meta:
             out["meta"] = meta
@@ -156,11 +164,18 @@ class Block:
                 meta=meta,
             )
         if kind == "tool_result":
+            content = data.get("content", "")
+            image = _result_image(content)
+            if image is not None:  # our caption + image shape: the caption kept exactly
+                content = [c for c in content if c is not image]
+            source = (image or {}).get("source") or {}
             return cls(
                 type="tool_result",
                 tool_use_id=str(data.get("tool_use_id", "")),
-                text=content_to_text(data.get("content", "")),
+                text=content_to_text(content),
                 is_error=bool(data.get("is_error", False)),
+                media_type=str(source.get("media_type", "")),
+                data=str(source.get("data", "")),
                 meta=meta,
             )
         if kind == "image":
@@ -180,6 +195,16 @@ class Block:
         if self.type == "image":
             return len(self.data)
         return len(self.text)
+
+
+def _result_image(content: Any) -> dict[str, Any] | None:
+    """The one base64 image of a tool_result's content list (None when it has none, or several)."""
+    if not isinstance(content, list):
+        return None
+    images = [c for c in content if isinstance(c, dict) and c.get("type") == "image"]
+    if len(images) != 1 or (images[0].get("source") or {}).get("type") != "base64":
+        return None
+    return images[0]
 
 
 def content_to_text(content: Any) -> str:

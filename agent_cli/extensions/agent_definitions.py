@@ -35,6 +35,9 @@ CLAUDE_TOOL_NAMES = {
     "ls": "ls",
     "todowrite": "todo_write",
     "task": "task",
+    "skill": "skill",
+    "webfetch": "web_fetch",
+    "websearch": "web_search",
 }
 MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
 EXPLORE_TOOLS = ("read_file", "grep", "glob", "ls", "recall")

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import yaml
 
@@ -30,6 +30,27 @@ Origin = Literal["user", "workspace"]
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|\d+)")
 MAX_BYTES = 256_000
+
+
+class PromptCommand(Protocol):
+    """A `/name args` that becomes a prompt: a Markdown command, a skill (extensions/skills/) or a
+    built-in prompt such as /init. `expand` may raise AgentError (one line for the person)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def origin(self) -> str: ...  # "user", "workspace" or "builtin"
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]: ...
+
+    @property
+    def model(self) -> str: ...
+
+    def expand(self, arguments: str) -> str: ...
+
+    def spec(self, workspace: Path) -> CommandSpec: ...
 
 
 @dataclass(frozen=True)
@@ -69,10 +90,10 @@ class CustomCommand:
 
 @dataclass(frozen=True)
 class CustomCommands:
-    commands: Mapping[str, CustomCommand]
+    commands: Mapping[str, PromptCommand]
     warnings: tuple[str, ...] = ()
 
-    def find(self, text: str) -> tuple[CustomCommand, str] | None:
+    def find(self, text: str) -> tuple[PromptCommand, str] | None:
         """(command, its arguments) when `text` is `/name args` for a custom command."""
         if not text.startswith("/") or text.startswith("//"):
             return None
@@ -81,7 +102,9 @@ class CustomCommands:
         return (command, arguments) if command else None
 
     def specs(self, workspace: Path) -> list[CommandSpec]:
-        return [c.spec(workspace) for c in sorted(self.commands.values(), key=lambda c: c.name)]
+        """The commands' help lines (the built-in ones are in agent/api.py's list already)."""
+        ordered = sorted(self.commands.values(), key=lambda c: c.name)
+        return [c.spec(workspace) for c in ordered if c.origin != "builtin"]
 
 
 def command_dirs(workspace: Path, user_dirs: Sequence[Path]) -> list[tuple[Path, Origin]]:

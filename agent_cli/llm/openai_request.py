@@ -79,17 +79,16 @@ def _translate_message(message: dict[str, Any], keep_cache: bool = False) -> lis
             out["tool_calls"] = calls
         return [out]
     results = [_tool_message(b, keep_cache) for b in blocks if b.get("type") == "tool_result"]
-    parts: list[dict[str, Any]] = []
+    # a tool message holds text only: an image a result carries (read_file of a PNG) follows in the
+    # user message after the tool messages, before the person's words
+    parts: list[dict[str, Any]] = [
+        _image_part(c, False) for b in blocks if b.get("type") == "tool_result" for c in _images(b)
+    ]
     for b in blocks:
         if b.get("type") == "text" and b.get("text"):
             parts.append(_text_part(b, keep_cache))
         elif b.get("type") == "image":
-            source = b.get("source") or {}
-            url = f"data:{source.get('media_type', '')};base64,{source.get('data', '')}"
-            part: dict[str, Any] = {"type": "image_url", "image_url": {"url": url}}
-            if keep_cache and b.get("cache_control"):
-                part["cache_control"] = b["cache_control"]
-            parts.append(part)
+            parts.append(_image_part(b, keep_cache))
     if not parts:
         return results
     if all(p["type"] == "text" and "cache_control" not in p for p in parts):
@@ -97,11 +96,34 @@ def _translate_message(message: dict[str, Any], keep_cache: bool = False) -> lis
     return [*results, {"role": "user", "content": parts}]
 
 
+def _images(block: dict[str, Any]) -> list[dict[str, Any]]:
+    content = block.get("content")
+    return (
+        [c for c in content if isinstance(c, dict) and c.get("type") == "image"]
+        if isinstance(content, list)
+        else []
+    )
+
+
+def _image_part(block: dict[str, Any], keep_cache: bool) -> dict[str, Any]:
+    source = block.get("source") or {}
+    url = f"data:{source.get('media_type', '')};base64,{source.get('data', '')}"
+    part: dict[str, Any] = {"type": "image_url", "image_url": {"url": url}}
+    if keep_cache and block.get("cache_control"):
+        part["cache_control"] = block["cache_control"]
+    return part
+
+
 def _tool_message(block: dict[str, Any], keep_cache: bool) -> dict[str, Any]:
+    content = block.get("content")
+    if _images(block):
+        content = [c for c in content if c not in _images(block)] + [
+            {"type": "text", "text": "[the image is in the user message that follows]"}
+        ]
     out: dict[str, Any] = {
         "role": "tool",
         "tool_call_id": block["tool_use_id"],
-        "content": ("ERROR: " if block.get("is_error") else "") + content_to_text(block.get("content")),
+        "content": ("ERROR: " if block.get("is_error") else "") + content_to_text(content),
     }
     inner = block.get("content") if isinstance(block.get("content"), list) else []
     control = block.get("cache_control") or next(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agent_cli.core.types import Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import EVENTS, EventLog, SessionStore, new_session_id, read_events
-from agent_cli.session.processes import ProcessRecords
+from agent_cli.session.processes import ProcessRecords, reap_abandoned
 from agent_cli.session.recovery import fork as fork_session
 from agent_cli.session.recovery import orphan_results
 
@@ -95,6 +95,8 @@ def open_log(
         for note in processes.reap():
             warnings.append(note)
             log.append("reaped", message=note)
+    others = (store.path(other) for other in store.ids() if other != session_id)
+    warnings += reap_abandoned(others)  # what a `kill -9` left, whichever session started it
     return OpenedLog(session_id, session_dir, log, events, model, processes, tuple(warnings))
 
 

@@ -1,8 +1,10 @@
-"""Commands a session started that may outlive it: each bash command's process group is recorded in
-`<session dir>/running/<pgid>.json` while it runs (with the leader's start time from /proc), and the
-record is removed when it ends. A record left behind means the agent died (`kill -9`) while the
-command ran: the next process to open the session ends that group — after checking the pgid still
-belongs to that command, so a recycled pid is never killed."""
+"""Commands a session started that may outlive it: each bash command's (and background shell's)
+process group is recorded in `<session dir>/running/<pgid>.json` while it runs (with the leader's
+start time from /proc, and the agent's own pid and start time), and the record is removed when it
+ends. A record left behind by an agent that is gone means it died (`kill -9`) while the command ran:
+the next agent process started in the workspace ends that group (`reap_abandoned`; resuming the
+session does it too) — after checking the pgid still belongs to that command, so a recycled pid is
+never killed. A record of an agent still running (a background shell kept across /clear) is left."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,11 +51,13 @@ class ProcessRecords:
 
     def started(self, pgid: int, command: str) -> None:
         stat = proc_stat(pgid, self.proc)
+        agent = proc_stat(os.getpid(), self.proc)
         record = {
             "pgid": pgid,
             "start": stat.start if stat else None,
             "command": command[:500],
             "agent_pid": os.getpid(),
+            "agent_start": agent.start if agent else None,
             "ts": time.time(),
         }
         with contextlib.suppress(OSError):  # a record is a safety net: never fail the command for it
@@ -74,6 +79,8 @@ class ProcessRecords:
             except (OSError, ValueError, KeyError, TypeError):
                 path.unlink(missing_ok=True)
                 continue
+            if self.agent_alive(record):
+                continue  # its agent runs on (a shell kept across /clear): not ours to end
             command = str(record.get("command", ""))[:80]
             if start is not None and self.still_ours(pgid, int(start)):
                 _end_group(pgid)
@@ -83,6 +90,15 @@ class ProcessRecords:
             path.unlink(missing_ok=True)
         return notes
 
+    def agent_alive(self, record: dict) -> bool:
+        """The agent process that wrote `record` still runs (the same pid with the same start time;
+        a record without the start time, from an older version, counts as gone)."""
+        pid, start = record.get("agent_pid"), record.get("agent_start")
+        if not isinstance(pid, int) or not isinstance(start, int):
+            return False
+        stat = proc_stat(pid, self.proc)
+        return stat is not None and stat.state != "Z" and stat.start == start
+
     def still_ours(self, pgid: int, start: int) -> bool:
         """The group is the recorded one: its leader has the recorded start time, or (the leader
         gone) members remain — a pid is not reused while a process group of that id exists."""
@@ -90,6 +106,15 @@ class ProcessRecords:
         if leader is not None and leader.state != "Z":
             return leader.start == start and leader.pgrp == pgid
         return any(stat.start >= start for stat in live_members(pgid, self.proc))
+
+
+def reap_abandoned(session_dirs: Iterable[Path], proc: Path = PROC) -> list[str]:
+    """End what agents that are gone left running in any of `session_dirs` (one line per group)."""
+    notes: list[str] = []
+    for session_dir in session_dirs:
+        if (session_dir / RUNNING).is_dir():
+            notes += ProcessRecords(session_dir, proc).reap()
+    return notes
 
 
 def live_members(pgid: int, proc: Path = PROC) -> list[Stat]:

@@ -47,6 +47,16 @@ class SandboxConfig:
 
 
 @dataclass(frozen=True)
+class WebConfig:
+    """`[web]`: the web tools. Only the person's own config sets it (settings/layers.py): a
+    repository must not choose where searches go, nor loosen the limits."""
+
+    fetch_timeout: float = 30.0  # seconds for one web_fetch (resolution, redirects, the body)
+    max_page_bytes: int = 10_000_000  # body bytes web_fetch reads at most
+    search_url: str = ""  # a SearXNG-compatible JSON search endpoint; "" = no web_search tool
+
+
+@dataclass(frozen=True)
 class Extensions:
     """Settings that make the agent run code (MCP servers, hooks), kept apart per origin: those from
     the user's own config are always used; those from the workspace only in a trusted workspace."""
@@ -78,6 +88,7 @@ class Config:
     workspace_permissions: PermissionRules = field(default_factory=PermissionRules)  # .agent/config.toml
     flag_permissions: PermissionRules = field(default_factory=PermissionRules)  # --allowed-tools etc.
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the person's config alone
+    web: WebConfig = field(default_factory=WebConfig)  # the person's config alone
     user_extensions: Extensions = field(default_factory=Extensions)
     workspace_extensions: Extensions = field(default_factory=Extensions)
     openai: OpenAISettings = field(default_factory=OpenAISettings)  # `[openai]`: base_url, api_key_env
@@ -125,7 +136,7 @@ def load_config(
     """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens)."""
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
-    tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}}
+    tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}, "web": {}}
     rules: list[dict[str, list[str]]] = []
     extensions: list[Extensions] = []
     user_path, workspace_path = config_paths(workspace, env)
@@ -150,6 +161,7 @@ def load_config(
         permissions=_permission_rules(rules[0]),
         workspace_permissions=_permission_rules(rules[1]),
         sandbox=_sandbox(tables["sandbox"]),
+        web=_web(tables["web"]),
         openai=_openai(tables["openai"], env),
         models=tables["models"],
         user_extensions=extensions[0],
@@ -181,6 +193,10 @@ def _merge_tables(tables: dict[str, Any], data: dict[str, Any], path: Path) -> N
     if sandbox is not None and not isinstance(sandbox, dict):
         raise ConfigError(f'{path}: sandbox must be "auto", "on", "off" or a table')
     tables["sandbox"].update(sandbox or {})
+    web = data.pop("web", {})
+    if not isinstance(web, dict):
+        raise ConfigError(f"{path}: [web] must be a table")
+    tables["web"].update(web)
 
 
 def _merge_provider_tables(tables: dict[str, Any], data: dict[str, Any], path: Path) -> None:
@@ -236,6 +252,23 @@ def _sandbox(table: dict[str, Any]) -> SandboxConfig:
         env_passthrough=tuple(passthrough),
         allow_unix_sockets=sockets,
     )
+
+
+def _web(table: dict[str, Any]) -> WebConfig:
+    unknown = set(table) - {"fetch_timeout", "max_page_bytes", "search_url"}
+    if unknown:
+        raise ConfigError(
+            f"unknown setting web.{sorted(unknown)[0]}: use fetch_timeout, max_page_bytes or search_url"
+        )
+    defaults = WebConfig()
+    timeout = _coerce("web.fetch_timeout", table.get("fetch_timeout", defaults.fetch_timeout), 0.0)
+    size = _coerce("web.max_page_bytes", table.get("max_page_bytes", defaults.max_page_bytes), 0)
+    url = str(table.get("search_url", "")).strip()
+    if timeout <= 0 or size <= 0:
+        raise ConfigError("web.fetch_timeout and web.max_page_bytes must be more than 0")
+    if url and not url.startswith(("http://", "https://")):
+        raise ConfigError(f"web.search_url {url!r}: give an http:// or https:// URL")
+    return WebConfig(timeout, size, url)
 
 
 _ENV_NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")  # a name, or an fnmatch pattern of one

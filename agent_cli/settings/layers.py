@@ -4,9 +4,9 @@ The repository is not trusted: a cloned `.agent/config.toml` is written by whoev
 repository. It may tune the agent (max_turns, [context], [models.NAME], [permissions] deny rules,
 and, in a trusted workspace, its MCP servers and hooks), but never what decides how far the agent
 trusts it or where the person's key goes: trust, the permission mode, the sandbox, the provider,
-the endpoint, which variable holds the key, where sessions are kept. Those come only from the
-person: flags, the environment, `~/.config/agent/config.toml`. A workspace file that sets one is
-still used for everything else, and says in one line what it tried (`Layer.warning`).
+the endpoint, which variable holds the key, where sessions are kept, where web searches go. Those
+come only from the person: flags, the environment, `~/.config/agent/config.toml`. A workspace file
+that sets one is still used for everything else, and says in one line what it tried (`Layer.warning`).
 
 Trust itself is not a config setting anywhere: it is the person's answer, kept by settings/trust.py,
 or `--trust-workspace`. A `trust_workspace` key in the person's own file is ignored too, with a line.
@@ -33,6 +33,7 @@ PERSON_ONLY = (
     "openai",  # base_url and api_key_env: the endpoint, and which variable's key is sent there
     "script",  # the scripted provider's script is the model's side of the conversation
     "sessions_dir",  # where the agent keeps (and later runs git on) its own state
+    "web",  # where web_search sends queries, and web_fetch's limits
 )
 NOT_SETTINGS = ("trust_workspace",)  # not even the person's own file sets these
 

@@ -1,7 +1,9 @@
 """Workspace trust: files in a repository that make the agent run code are used only when trusted.
 
 A repository can carry `.mcp.json` (servers the agent starts), hooks in `.claude/settings.json` or
-`.agent/settings.json` (commands the agent runs), and `[mcp_servers]`/`[hooks]` in `.agent/config.toml`.
+`.agent/settings.json` (commands the agent runs), `[mcp_servers]`/`[hooks]` in `.agent/config.toml`,
+and skills (`.claude/skills/` and the like: instructions for the model whose `allowed-tools` skip
+permission questions).
 Cloning a repository must not be enough to run its code on the person's machine, so these are used
 only in a workspace the person trusted: asked once in the TUI (remembered in the user config
 directory), or `--trust-workspace` headless. The user's own config is always trusted.
@@ -24,6 +26,9 @@ from agent_cli.core.files import PRIVATE_FILE, atomic_write
 TRUST_FILE = "trusted_workspaces.json"
 # Workspace files that can make the agent run code (relative to the workspace root).
 CODE_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".agent/settings.json")
+# Where a workspace keeps skills, lowest precedence first (extensions/skills/ loads them when trusted).
+SKILL_DIRS = (".agents/skills", ".claude/skills", ".agent/skills")
+SKILL_FILE = "SKILL.md"
 
 
 def user_config_dir(env: dict[str, str] | None = None) -> Path:
@@ -90,7 +95,18 @@ def workspace_code_files(workspace: Path, has_workspace_extensions: bool = False
     found = [workspace / name for name in CODE_FILES if (workspace / name).is_file()]
     if has_workspace_extensions:
         found.append(workspace / ".agent" / "config.toml")
+    found += [workspace / name for name in SKILL_DIRS if skill_folders(workspace / name)]
     return tuple(found)
+
+
+def skill_folders(directory: Path) -> list[Path]:
+    """The folders right inside `directory` that hold a SKILL.md."""
+    try:
+        return (
+            sorted(e for e in directory.iterdir() if (e / SKILL_FILE).is_file()) if directory.is_dir() else []
+        )
+    except OSError:
+        return []
 
 
 def decide_trust(

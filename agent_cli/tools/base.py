@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 if TYPE_CHECKING:
-    from agent_cli.tools.sandbox.bwrap import Sandbox
+    from agent_cli.tools.sandbox.bwrap import Launch, Sandbox
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """An image a result carries (read_file of a PNG): base64 in the API's media types."""
+
+    media_type: str
+    data: str
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,7 @@ class ToolResult:
     is_error: bool = False
     display: str = ""
     meta: dict[str, Any] = field(default_factory=dict)  # e.g. {"path": ..., "lines": (a, b), "exit_code": 0}
+    image: ImagePart | None = None  # sent after `output` in the same tool_result
 
 
 class RecallStore(Protocol):
@@ -75,6 +84,16 @@ class ProcessRecorder(Protocol):
     def ended(self, pgid: int) -> None: ...
 
 
+# (system prompt, content) -> the answer of the session's summarizer model, metered like a summary
+SideModel = Callable[[str, str], Awaitable[str]]
+
+
+class ShellStarter(Protocol):
+    """Starts `bash` commands with `run_in_background` (tools/shells/manager.py implements it)."""
+
+    async def start(self, command: str, ctx: ToolContext, launch: Launch, description: str) -> ToolResult: ...
+
+
 @dataclass
 class ToolContext:
     """What a tool may use. `workspace` is the root the person started `agent` in."""
@@ -94,6 +113,8 @@ class ToolContext:
     limits: OutputLimits = field(default_factory=OutputLimits)
     processes: ProcessRecorder | None = None  # records bash's process groups while they run
     child_env: ChildEnv = field(default_factory=ChildEnv)  # what bash sees of the environment
+    side_model: SideModel | None = None  # the summarizer model (web_fetch's prompt), None outside a session
+    shells: ShellStarter | None = None  # background shells (None: run_in_background is refused)
 
 
 @runtime_checkable

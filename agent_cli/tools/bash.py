@@ -37,7 +37,7 @@ class BashTool:
         "it started are killed. Long output is kept in full for the recall tool and shown as a head+tail "
         "preview with its ref and size, so filter long output (grep, head, tail) yourself. A non-zero exit ends the output with `exit code N`. Each call starts a fresh shell: "
         "`cd` and variables do not carry over. Prefer the read_file, grep, glob and ls tools over "
-        "cat, grep, find and ls. Background processes should redirect their output (`cmd > log 2>&1 &`). "
+        "cat, grep, find and ls. "
         "When the sandbox is on, commands can write only in the workspace and a private /tmp (not git's "
         "config and hooks, .agent, .claude, .vscode, .mcp.json or shell start-up files: edit those with "
         "edit_file, which asks the person), and have no network nor unix sockets; in plan mode nothing "
@@ -54,6 +54,11 @@ class BashTool:
                 "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:.0f}).",
             },
             "description": {"type": "string", "description": "What the command does, in a few words."},
+            "run_in_background": {
+                "type": "boolean",
+                "description": "For a server or watcher: its ID comes back at once, no timeout; "
+                "bash_output reads it, kill_shell stops it.",
+            },
             ESCAPE_PARAM: {
                 "type": "boolean",
                 "description": "Run outside the sandbox (asks the person; refused in yolo mode). Only "
@@ -88,6 +93,10 @@ class BashTool:
         launch = launch_for(ctx, input)
         if launch.refusal:
             raise ToolError(launch.refusal)
+        if input.get("run_in_background"):
+            if ctx.shells is None:
+                raise ToolError("background shells are not available here: run it without run_in_background")
+            return await ctx.shells.start(command, ctx, launch, str(input.get("description") or ""))
         note = ""
         try:
             result = await run_command(command, timeout, ctx, launch.prefix, launch.seccomp)
@@ -112,7 +121,6 @@ async def run_command(
 ) -> ToolResult:
     """Run `command` with /bin/bash -c, under `prefix` (the sandbox's bwrap argv) when given, with
     the `seccomp` BPF program handed to bwrap on an inherited file descriptor."""
-    loop = asyncio.get_running_loop()
     buffer = OutputCapture(ctx)
     raw = RawOutput()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -126,26 +134,7 @@ async def run_command(
                 with contextlib.suppress(Exception):
                     ctx.on_output(chunk)
 
-    fd = filter_fd(seccomp) if seccomp and prefix else None
-    try:
-        transport, capture = await loop.subprocess_exec(
-            lambda: _Capture(on_data),
-            *prefix,
-            *(("--seccomp", str(fd)) if fd is not None else ()),
-            "/bin/bash",
-            "-c",
-            command,
-            cwd=str(ctx.workspace),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
-            pass_fds=(fd,) if fd is not None else (),
-        )
-    finally:
-        if fd is not None:
-            os.close(fd)  # bwrap has its own copy
+    transport, capture = await spawn(command, ctx, Capture(on_data), prefix, seccomp)
     pgid = transport.get_pid()  # start_new_session: the shell leads its own process group
     if ctx.processes is not None:
         ctx.processes.started(pgid, command)
@@ -155,13 +144,13 @@ async def run_command(
             await asyncio.wait_for(capture.exited.wait(), timeout)
         except TimeoutError:
             timed_out = True
-            await _kill_group(pgid, capture)
+            await kill_group(pgid, capture)
         # The shell is gone; children it left in the background may still hold the pipe open.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(capture.eof.wait(), DRAIN_GRACE)
     except asyncio.CancelledError:
         buffer.abort()
-        await asyncio.shield(_kill_group(pgid, capture))
+        await asyncio.shield(kill_group(pgid, capture))
         raise
     finally:
         transport.close()
@@ -181,13 +170,43 @@ async def run_command(
         text = (output.rstrip("\n") + "\n" if output else "") + f"timed out after {_seconds(timeout)}"
         return ToolResult(output=text, is_error=True, meta=meta)
     if code != 0:
-        status = f"exit code {code}" if code is not None and code >= 0 else _signal_name(code)
+        status = f"exit code {code}" if code is not None and code >= 0 else signal_name(code)
         text = (output.rstrip("\n") + "\n" if output else "") + status
         return ToolResult(output=text, is_error=True, meta=meta)
     return ToolResult(output=output if output else "(no output)", meta=meta)
 
 
-class _Capture(asyncio.SubprocessProtocol):
+async def spawn(
+    command: str, ctx: ToolContext, capture: Capture, prefix: tuple[str, ...] = (), seccomp: bytes = b""
+) -> tuple[asyncio.SubprocessTransport, Capture]:
+    """Start `command` with /bin/bash -c in the workspace, in a process group of its own, stdout and
+    stderr merged into `capture`, under `prefix` (the sandbox's bwrap argv) when given, with the
+    `seccomp` BPF program handed to bwrap on an inherited file descriptor."""
+    loop = asyncio.get_running_loop()
+    fd = filter_fd(seccomp) if seccomp and prefix else None
+    try:
+        transport, _ = await loop.subprocess_exec(
+            lambda: capture,
+            *prefix,
+            *(("--seccomp", str(fd)) if fd is not None else ()),
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=str(ctx.workspace),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
+            pass_fds=(fd,) if fd is not None else (),
+        )
+    finally:
+        if fd is not None:
+            os.close(fd)  # bwrap has its own copy
+    return transport, capture
+
+
+class Capture(asyncio.SubprocessProtocol):
     """Hands output to `on_data` as it arrives and marks the shell's exit and the pipe's end apart:
     a background child can keep the pipe open long after the shell has exited."""
 
@@ -206,7 +225,7 @@ class _Capture(asyncio.SubprocessProtocol):
         self.exited.set()
 
 
-async def _kill_group(pgid: int, capture: _Capture) -> None:
+async def kill_group(pgid: int, capture: Capture) -> None:
     """SIGTERM the command's process group, give the shell a moment, then SIGKILL whatever is left."""
     _signal_group(pgid, signal.SIGTERM)
     try:
@@ -228,7 +247,7 @@ def _seconds(value: float) -> str:
     return f"{value:g}s"
 
 
-def _signal_name(code: int | None) -> str:
+def signal_name(code: int | None) -> str:
     if code is None:
         return "exit code unknown"
     try:

@@ -5,7 +5,7 @@ bash asks), `plan` (read-only tools only: everything else is refused, bash too u
 it and it writes nothing), `yolo` (everything runs). Rules (tools/rules.py) come from flags, config,
 settings files and "always allow"; deny beats ask beats allow, whatever their source. Whatever the
 mode or rules, a write outside the workspace asks, and a read outside it asks unless in yolo or
-allowed by a `Read(...)` rule.
+allowed by a `Read(...)` rule. web_fetch and web_search are judged by host (tools/web/permission.py).
 
 A bash line is judged by its reading (tools/shell/): rules allow it only when every simple command
 it runs (pipelines, lists, every substitution and expansion that runs a command, here-document
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -40,6 +40,7 @@ from agent_cli.tools.rules import (
 from agent_cli.tools.sandbox.bwrap import wants_escape
 from agent_cli.tools.sandbox.protected import is_protected
 from agent_cli.tools.shell import ShellLine, SimpleCommand, parse_shell
+from agent_cli.tools.web.permission import is_web_tool, web_always_rules, web_verdict
 
 PermissionMode = Literal["ask", "auto-edit", "plan", "yolo"]
 Action = Literal["allow", "ask", "deny"]
@@ -95,6 +96,8 @@ class Permissions:
     # -- deciding --------------------------------------------------------------------------------------
     def decide(self, tool: Tool, input: dict[str, Any]) -> Decision:
         name = tool.name
+        if is_web_tool(name):  # by host: WebFetch(domain:…) rules, private addresses guarded
+            return Decision(*astuple(web_verdict(self.rules, self.mode, name, input)))
         bash = canonical_tool(name) == "bash"
         line = parse_shell(str(input.get("command", ""))) if bash else None
         paths = self._paths(tool, input)
@@ -235,6 +238,8 @@ class Permissions:
         paths = self._paths(tool, input)
         outside = [p for p in paths if not is_inside(self.workspace, p)]
         name = canonical_tool(tool.name)
+        if is_web_tool(name):
+            return web_always_rules(name, input)
         if tool.read_only:
             return [path_rule("Read", _read_root(p), self.workspace, "/**") for p in outside]
         if outside:

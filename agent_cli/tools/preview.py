@@ -1,4 +1,5 @@
-"""What a permission question shows: the full command for bash, the diff for edit_file/write_file.
+"""What a permission question shows: the full command for bash, the diff for edit_file/write_file,
+the URL and its host for web_fetch.
 
 The diff is computed from the tool input and the file on disk, as the tool would change it; when the
 edit would fail (no match, a binary file), the preview says so instead of a diff.
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.tools.fs import display_path, resolve_path
+from agent_cli.tools.web.address import host_of
 from agent_cli.tools.write import unified_diff
 
 MAX_PREVIEW_BYTES = 2_000_000
@@ -31,9 +33,23 @@ def permission_preview(tool_name: str, input: dict[str, Any], workspace: Path) -
             return Preview("diff", _diff(_current(path), str(input.get("content", "")), workspace, path))
         if tool_name == "edit_file":
             return _edit_preview(input, workspace)
+        if tool_name in ("web_fetch", "web_search"):
+            return Preview("", web_preview(input))
     except Exception as exc:  # noqa: BLE001 - a preview must never break the question
         return Preview("", f"(no preview: {exc})")
     return Preview("", "")
+
+
+def web_preview(input: dict[str, Any]) -> str:
+    """The URL and its host (what a WebFetch rule names), or the query, and the prompt if any."""
+    if "query" in input:
+        return f"search: {input.get('query', '')}"
+    url = str(input.get("url", ""))
+    host = host_of(url)
+    lines = [f"URL: {url}", f"host: {host}" if host else "host: (not a URL web_fetch reads)"]
+    if input.get("prompt"):
+        lines.append(f"prompt: {input['prompt']}")
+    return "\n".join(lines)
 
 
 def _edit_preview(input: dict[str, Any], workspace: Path) -> Preview:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from agent_cli.tools.fs import (
     resolve_path,
     str_arg,
 )
+from agent_cli.tools.images.load import is_image, load_image
 
 MAX_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -31,8 +33,8 @@ class ReadTool(PathTool):
         f"Reads up to {MAX_LINES} lines from `offset` (1-based line number, default 1); `limit` sets "
         f"how many (max {MAX_LINES}). Lines longer than {MAX_LINE_CHARS} characters are cut. When the "
         "file continues past what was shown, the output ends with the offset to read next. "
-        "The path may be relative to the workspace or absolute. Binary files (images, executables, "
-        "archives) are not shown. Read a file before editing it."
+        "The path may be relative to the workspace or absolute. Images are shown as images; "
+        "executables and archives are not. Read a file before editing it."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
@@ -70,6 +72,10 @@ class ReadTool(PathTool):
             raise missing_path_error(ctx.workspace, path)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory, not a file (use ls to list it)")
+        if is_image(path):
+            image = await asyncio.to_thread(load_image, path, shown)
+            meta = {"path": str(path), "image": [image.width, image.height], "tokens": image.tokens}
+            return ToolResult(output=image.caption(shown), meta=meta, image=image.part)
         try:
             size = path.stat().st_size
             with open(path, "rb") as f:

@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from agent_cli.core.errors import ToolError
-from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.core.images import base64_size, parse_data_url
+from agent_cli.tools.base import ImagePart, ToolContext, ToolResult
 from agent_cli.tools.fs import int_arg, reports_tool_errors, str_arg
 
 DEFAULT_LIMIT = 20_000
@@ -25,7 +26,7 @@ class RecallTool:
         f"Returns up to `limit` characters (default {DEFAULT_LIMIT}, max {MAX_LIMIT}) from `offset` "
         "(default 0) and says which offset to pass next when there is more. With `pattern` (a regular "
         "expression) it returns only the matching lines, each with its line number, searching from "
-        "`offset`."
+        "`offset`. A cleared image comes back as the image."
     )
     input_schema: dict[str, Any] = {
         "type": "object",
@@ -77,6 +78,12 @@ class RecallTool:
             listed = ", ".join(known[-SHOWN_REFS:])
             more = f" (and {len(known) - SHOWN_REFS} older)" if len(known) > SHOWN_REFS else ""
             raise ToolError(f"{gone}. Known refs: {listed}{more}")
+        said, _, last = text.rpartition("\n")
+        if (image := parse_data_url(last)) is not None:  # a cleared image: its text, the image again
+            size = base64_size(image[1])
+            shown = f", {size[0]}x{size[1]}" if size else ""
+            output = f"[{ref}: image{shown}]" + (f"\n{said}" if said else "")
+            return ToolResult(output, meta={"ref": ref}, image=ImagePart(*image))
         if isinstance(pattern, str) and pattern:
             return find_lines(ref, text, pattern, offset, limit)
         total = len(text)

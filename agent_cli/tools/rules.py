@@ -14,6 +14,8 @@ A rule is a tool name, optionally with a specifier in parentheses:
   relative to the project), so a deny rule is never weaker than meant. An allow rule matches a
   symlink only by its resolved target (`Edit(src/**)` does not allow an edit through `src/x ->
   ../.git/config`); a deny or ask rule matches the link's own path and its target;
+- `WebFetch(domain:docs.python.org)` (web_fetch of that host; `domain:*.python.org` its subdomains),
+  `WebFetch` and `WebSearch` (every fetch, every search): tools/web/permission.py;
 - `mcp__server` (every tool of that MCP server), `mcp__server__tool`, or any other tool name.
 Tool names are case-insensitive and ours and Claude Code's are the same tool (`Read` = `read_file`).
 """
@@ -33,6 +35,7 @@ import pathspec
 
 from agent_cli.tools.shell import SimpleCommand
 from agent_cli.tools.shell.env import is_safe
+from agent_cli.tools.web.address import UrlError, normalize_host
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("allow", "ask", "deny")
@@ -53,9 +56,14 @@ _ALIASES = {
     "ls": "ls",
     "todowrite": "todo_write",
     "todo_write": "todo_write",
+    "webfetch": "web_fetch",
+    "web_fetch": "web_fetch",
+    "websearch": "web_search",
+    "web_search": "web_search",
 }
 READ_FAMILY = frozenset({"read", "grep", "glob", "ls"})
 WRITE_FAMILY = frozenset({"edit", "write"})
+_DOMAIN = re.compile(r"^(\*|(\*\.)?[a-z0-9_\[\]:-]+(\.[a-z0-9_-]+)*)$")  # a host, `*.` subdomains, `*` all
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
@@ -94,6 +102,16 @@ class Rule:
                 raise RuleError(f"{text!r}: the command does not parse ({exc})") from None
             if not words:
                 raise RuleError(f"{text!r}: no command before ':*'")
+        if tool == "web_fetch" and spec is not None:
+            try:
+                host = normalize_host(spec.removeprefix("domain:"))
+            except UrlError:
+                host = ""
+            if not spec.startswith("domain:") or not _DOMAIN.match(host):
+                raise RuleError(
+                    f"{text!r}: write WebFetch(domain:HOST), e.g. WebFetch(domain:docs.python.org)"
+                )
+            spec = f"domain:{host}"
         return cls(tool, spec, text.strip())
 
     # -- matching ----------------------------------------------------------------------------------

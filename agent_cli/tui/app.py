@@ -40,9 +40,11 @@ from agent_cli.tui.double_press import DoublePress
 from agent_cli.tui.driver import paste_driver_class
 from agent_cli.tui.key_actions import KeyActions
 from agent_cli.tui.key_guard import KeyGuard
+from agent_cli.tui.mentions import MentionActions
 from agent_cli.tui.screens.permission_screen import ask_permission
 from agent_cli.tui.screens.plan_screen import PlanScreen
 from agent_cli.tui.screens.trust_screen import TrustQuestion, TrustScreen
+from agent_cli.tui.shell_views import ShellViews
 from agent_cli.tui.turn_renderer import TurnRenderer, user_text
 from agent_cli.tui.widgets.activity_line import ActivityLine
 from agent_cli.tui.widgets.context_warning import ContextWarning
@@ -59,7 +61,7 @@ BUSY_HINT = "working · Esc to interrupt"
 PLAN_APPROVED = "The plan is approved: go ahead."
 
 
-class AgentApp(CommandViews, KeyActions, App[None]):
+class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "agent"
     BINDINGS = [
@@ -185,6 +187,7 @@ class AgentApp(CommandViews, KeyActions, App[None]):
 
     async def _backend_ready(self, backend: AgentBackend) -> None:
         self.backend = backend
+        self._watch_shells()
         self._refresh_commands()
         self._refresh_status()
         self._refresh_cost()
@@ -262,6 +265,9 @@ class AgentApp(CommandViews, KeyActions, App[None]):
                 return
             if name == "context":
                 await self._show_context()
+                return
+            if name == "shells":
+                await self._show_shells()
                 return
             if name == "resume" and not arg:
                 await self._pick_session()

@@ -1,8 +1,9 @@
-"""Slash-command completion, as a pure function of the prompt text.
+"""Slash-command and `@` path completion, as pure functions of the prompt text.
 
 `/mo` offers `/model`; `/model ` offers the model names; `/permissions a` offers `auto-edit`.
 The choices for arguments come from the backend's CommandSpec (`choices`, when it has them) and from
-what the TUI itself knows (session ids for `/resume`).
+what the TUI itself knows (session ids for `/resume`). `@tuiap` offers the workspace paths the
+backend matched (`file_completions`); accepting one puts it in place of the `@` word.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class Completion:
     label: str  # what the list shows
     help: str = ""
     final: bool = False  # accepting it leaves nothing more to type
+    cursor: int | None = None  # where the cursor goes after accepting (None: the end)
 
 
 def spec_choices(spec: CommandSpec) -> tuple[str, ...]:
@@ -83,3 +85,16 @@ def _complete_name(prefix: str, specs: Sequence[CommandSpec]) -> list[Completion
 def _args_required(spec: CommandSpec) -> bool:
     """`<name>` is required; `[focus]` is optional."""
     return spec.args.strip().startswith("<")
+
+
+def file_completions(text: str, at: int, end: int, paths: Sequence[str]) -> list[Completion]:
+    """The `@` word at text[at:end] replaced by each path (quoted when it has a space); a file is
+    followed by a space, a directory is not (completion goes on inside it)."""
+    out: list[Completion] = []
+    for path in paths:
+        word = f'@"{path}"' if " " in path else f"@{path}"
+        word += "" if path.endswith("/") else " "
+        rest = text[end:].removeprefix(" ") if not path.endswith("/") else text[end:]
+        value = text[:at] + word + rest
+        out.append(Completion(value=value, label=path, cursor=at + len(word)))
+    return out

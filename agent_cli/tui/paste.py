@@ -2,14 +2,17 @@
 
 Putting megabytes into the TextArea takes tens of seconds (every line is measured and wrapped) and
 leaves a prompt nobody can read. The prompt shows the chip; `expand` swaps each chip still in the
-text for what was pasted, so the full text is what gets sent. Chips stay expandable for the whole
-session, so a prompt recalled from history (Up) still carries its paste.
+text for what was pasted, so the full text is what gets sent — as a `Prompt` (core/prompt.py) whose
+parts keep the pastes apart from the words typed around them, which stay the person's own. Chips
+stay expandable for the whole session, so a prompt recalled from history (Up) still carries its paste.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from agent_cli.core.prompt import Prompt, PromptPart
 
 CHIP_CHARS = 1_000  # a paste longer than this, or with more lines than CHIP_LINES, is a chip
 CHIP_LINES = 10
@@ -69,6 +72,18 @@ class PasteStore:
             return text
         pattern = re.compile("|".join(re.escape(label) for label in present))
         return pattern.sub(lambda m: self._texts[m.group(0)], text)  # one pass: pastes are not rescanned
+
+    def prompt(self, text: str) -> str:
+        """`text` expanded as a `Prompt` (words and pastes as parts); `text` itself when it has no chip."""
+        present = [label for label in self._texts if label in text]
+        if not present:
+            return text
+        pattern = re.compile("(" + "|".join(re.escape(label) for label in present) + ")")
+        pieces = pattern.split(text)  # words, chip, words, chip, ..., words
+        return Prompt(
+            PromptPart(self._texts[piece], pasted=True) if i % 2 else PromptPart(piece)
+            for i, piece in enumerate(pieces)
+        )
 
     def __len__(self) -> int:
         return len(self._texts)

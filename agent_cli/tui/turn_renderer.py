@@ -214,7 +214,7 @@ def conversation_widgets(messages: Sequence[Message]) -> list[Widget]:
                 widgets.append(UserMessage(text))
             continue
         for block in message.blocks:
-            if block.type == "text" and block.text:
+            if block.type == "text" and block.text and not block.meta.tag:  # not the program's own notes
                 widgets.append(AssistantMessage(block.text))
             elif block.type == "thinking" and block.text:
                 widgets.append(Thinking(block.text))

@@ -6,7 +6,7 @@ from typing import Any
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
-from agent_cli.cli.compose import compose_session
+from agent_cli.api.compose import compose_session
 from agent_cli.context.model import ContextConfig
 from agent_cli.core.events import Event
 from agent_cli.llm.scripted import Script, ScriptedProvider

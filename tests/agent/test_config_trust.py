@@ -204,7 +204,7 @@ def test_headless_says_once_what_an_untrusted_workspace_ignores(workspace):
 
 def test_a_session_s_sandbox_is_the_person_s_trusted_or_not(tmp_path):
     from agent_cli.agent.parts import SessionSetup
-    from agent_cli.cli.compose import compose_session
+    from agent_cli.api.compose import compose_session
     from agent_cli.llm.scripted import Script, ScriptedProvider
 
     home, ws = tmp_path / "home", tmp_path / "ws"

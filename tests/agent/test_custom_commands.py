@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
-from agent_cli.cli.compose import compose_session
+from agent_cli.api.compose import compose_session
 from agent_cli.core.events import CommandResult, Notice, PermissionRequest, ToolStarted
 from agent_cli.extensions.custom_commands import load_custom_commands
 from agent_cli.llm.scripted import Script, ScriptedProvider

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
-from agent_cli.cli.compose import compose_session
+from agent_cli.api.compose import compose_session
 from agent_cli.core.events import (
     Notice,
     PermissionDenied,

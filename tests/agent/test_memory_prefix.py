@@ -7,7 +7,7 @@ import json
 
 from agent_cli.agent.memory import SessionMemory
 from agent_cli.agent.parts import SessionSetup
-from agent_cli.cli.compose import compose_session
+from agent_cli.api.compose import compose_session
 from agent_cli.context.model import ContextConfig
 from agent_cli.llm.anthropic import AnthropicProvider
 from agent_cli.settings.config import Config

@@ -112,3 +112,45 @@ async def test_plan_mode_tells_the_model_refuses_edits_and_approval_lets_it_proc
     sent = _texts(provider.requests[0])
     assert "the person approved the plan" in sent and "permission mode: auto-edit" in sent
     assert sent.count("Plan mode is on") == 1  # the old reminder stays where it was; no new one
+
+
+async def test_a_fetch_asks_with_its_url_and_host_and_always_saves_the_domain_rule(workspace, monkeypatch):
+    from agent_cli.tools.web import fetch as fetch_module
+    from tests.web_pages import PageServer
+
+    async def local(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]  # docs.test is served here, on loopback: only an explicit rule reaches it
+
+    monkeypatch.setattr(fetch_module, "resolve", local)
+    web = PageServer().start()
+    try:
+        web.page("/a", "<p>page a</p>")
+        web.page("/b", "<p>page b</p>")
+        port = web.base.rsplit(":", 1)[1]
+        urls = [f"http://docs.test:{port}/a", f"http://docs.test:{port}/b"]
+        calls = [
+            {"tool_calls": [{"name": "web_fetch", "input": {"url": url, "prompt": "x"}}]} for url in urls
+        ]
+        session = make_session(workspace, [*calls, {"text": "ok"}], mode="ask", interactive=True)
+        asked: list[PermissionRequest] = []
+
+        async def answer(event):
+            if isinstance(event, PermissionRequest):
+                asked.append(event)
+                event.future.set_result("allow_always")
+
+        events = await run(session, "read the docs", answer)
+        assert len(asked) == 1  # the second page of that host did not ask
+        question = asked[0]
+        assert (
+            question.target == urls[0]
+            and question.rule == "saves the rule WebFetch(domain:docs.test) for this session"
+        )
+        assert question.detail == f"URL: {urls[0]}\nhost: docs.test\nprompt: x"
+        assert "no rule allows fetching from docs.test" in question.reason
+        assert any(isinstance(e, Notice) and "WebFetch(domain:docs.test)" in e.text for e in events)
+        assert (
+            web.hits["/a"] == 1 and web.hits["/b"] == 1
+        )  # the saved rule is the explicit one loopback needs
+    finally:
+        web.stop()

@@ -60,7 +60,7 @@ def test_a_session_reads_the_settings_once_for_rules_and_hooks(tmp_path, monkeyp
     """One parse serves permission rules and hooks: a trusted workspace's rules and hooks both apply,
     and a broken file is one warning, not one per reader."""
     from agent_cli.agent.parts import SessionSetup
-    from agent_cli.cli.compose import compose_session
+    from agent_cli.api.compose import compose_session
     from agent_cli.llm.scripted import Script, ScriptedProvider
     from agent_cli.settings.config import Config
 

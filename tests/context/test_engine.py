@@ -286,18 +286,34 @@ def test_breakdown_sums_to_the_usable_window():
     status = e.status()
     assert list(parts) == [
         "system",
+        "skills",
         "tools",
         "user_context",
         "messages",
         "tool_results",
         "summaries",
         "attachments",
+        "images",
         "free",
         "reserved",
     ]
     assert sum(parts.values()) == status.budget + status.reserved
     assert sum(v for k, v in parts.items() if k not in ("free", "reserved")) == status.used
     assert parts["user_context"] > 0 and parts["tool_results"] > 0 and parts["attachments"] > 0
+    assert parts["skills"] == 0
+
+
+def test_the_skill_listing_is_a_system_block_of_its_own_counted_on_its_own():
+    listing = "# Skills\n" + "".join(f"- skill-{i}: does thing number {i}\n" for i in range(50))
+    plain, with_skills = engine(), engine(skills=listing)
+    for e in (plain, with_skills):
+        e.append(person("hi"))
+    request = with_skills.build_request()
+    assert [b["text"] for b in request.system] == [SYSTEM, listing]
+    assert "cache_control" in request.system[-1]  # the prefix breakpoint covers the listing too
+    before, after = plain.breakdown(), with_skills.breakdown()
+    assert after["skills"] > 300 and abs(after["system"] - before["system"]) <= 2
+    assert sum(after.values()) == sum(before.values())  # the same window, the listing taken from free
 
 
 def test_set_model_changes_factor_window_and_budget():

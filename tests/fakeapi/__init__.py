@@ -1,6 +1,8 @@
 """A local server that speaks the Anthropic Messages API (server.py), its scripted replies
-(replies.py), request validation (validate.py), prompt-cache simulation (cache.py) and the
-`fake_anthropic` pytest fixture (fixtures.py)."""
+(replies.py), request validation (validate.py), prompt-cache simulation (cache.py), the
+`fake_anthropic` pytest fixture (fixtures.py), and a model that reacts to what it is sent instead of
+a script (reactive.py, reading requests with pointers.py; closed-loop scenarios run through the real
+CLI in scenarios.py)."""
 
 from tests.fakeapi.replies import (
     Disconnect,
@@ -11,6 +13,7 @@ from tests.fakeapi.replies import (
     Text,
     Thinking,
     ToolUse,
+    Until,
     overloaded,
     prompt_too_long,
     rate_limited,
@@ -40,6 +43,7 @@ __all__ = [
     "Text",
     "Thinking",
     "ToolUse",
+    "Until",
     "overloaded",
     "prompt_too_long",
     "rate_limited",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import socket
 import threading
 import time
@@ -18,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from tests.fakeapi.replies import (
     Disconnect,
@@ -27,9 +28,19 @@ from tests.fakeapi.replies import (
     Scripted,
     Stall,
     StreamError,
+    Until,
     reply_from_json,
     text,
 )
+
+
+class Responder(Protocol):
+    """Answers a request from its body instead of the scripted queue (tests/fakeapi/reactive.py).
+    `observe` is told the usage the server reported for every answered request (side: a summarizer's)."""
+
+    def respond(self, body: dict[str, Any]) -> Scripted: ...
+
+    def observe(self, body: dict[str, Any], usage: Any, *, side: bool) -> None: ...
 
 
 class FakeServer:
@@ -45,8 +56,12 @@ class FakeServer:
         require_key: str | None = None,
         max_prompt_tokens: int | None = None,
         separate_summaries: bool = False,
+        responder: Responder | None = None,
     ) -> None:
         self.require_key = require_key
+        # responder: when set, it answers every request the routes do not (the queue is not used);
+        # a summarizer's request gets the off-queue summary, as with separate_summaries
+        self.responder = responder
         self.max_prompt_tokens = max_prompt_tokens
         # separate_summaries: a summarizer's request (no tools, or — Anthropic — tool_choice none for
         # a session-memory update) is answered with a summary of its own and does not consume the
@@ -57,8 +72,9 @@ class FakeServer:
         self.headers: list[dict[str, str]] = []  # headers of every request, in order
         self.statuses: list[int] = []  # the HTTP status of every answer
         self.lock = threading.Lock()
-        self._queue: deque[Scripted] = deque()
-        self._routes: list[tuple[str, deque[Scripted]]] = []  # (marker in the first message, replies)
+        self._queue: deque[Scripted | Until] = deque()
+        self._routes: list[tuple[str, deque[Scripted | Until]]] = []  # (marker in the first message, replies)
+        self._polls: dict[int, int] = {}  # how often each Until answered
         self._ids = itertools.count(1)
         self._release = threading.Semaphore(0)
         self.stopped = threading.Event()
@@ -94,12 +110,12 @@ class FakeServer:
         self.stop()
 
     # -- scripting ------------------------------------------------------------------------------
-    def push(self, *replies: Scripted | str | dict[str, Any]) -> None:
+    def push(self, *replies: Scripted | Until | str | dict[str, Any]) -> None:
         """Queue replies; a str is a text reply, a dict is a script entry (replies.reply_from_json)."""
         with self.lock:
             self._queue.extend(_made(replies))
 
-    def route(self, marker: str, *replies: Scripted | str | dict[str, Any]) -> None:
+    def route(self, marker: str, *replies: Scripted | Until | str | dict[str, Any]) -> None:
         """Replies for the conversations whose first message contains `marker` (a sub-agent's prompt,
         say): they are answered from this queue, in order, before the shared one."""
         with self.lock:
@@ -127,17 +143,35 @@ class FakeServer:
         return True
 
     def scripted_for(self, body: dict[str, Any], tokens: int, *, side: bool) -> Scripted:
-        """What answers `body`: an off-queue summary for a side request (with separate_summaries),
-        else the next reply of its route or of the shared queue ("ok" when empty)."""
-        if self.separate_summaries and side:
+        """What answers `body`: an off-queue summary for a side request (with separate_summaries or
+        a responder), else the next reply of its route, else the responder's answer, else the next
+        reply of the shared queue ("ok" when empty)."""
+        if side and (self.separate_summaries or self.responder is not None):
             self.summary_requests.append(body)
             return text(f"## Summary\nA fake summary of a request of {tokens} tokens.")
         with self.lock:
             first = first_message(body)
             for marker, queue in self._routes:
-                if queue and marker in first:
-                    return queue.popleft()
-            return self._queue.popleft() if self._queue else text("ok")
+                if queue and marker in first and (routed := self._take(queue, body)) is not None:
+                    return routed
+            if self.responder is not None:
+                return self.responder.respond(body)
+            return self._take(self._queue, body) or text("ok")
+
+    def _take(self, queue: deque[Scripted | Until], body: dict[str, Any]) -> Scripted | None:
+        """The queue's next reply; an `Until` at its head answers until the request's tool results
+        match its pattern (or it ran out of repeats), then gives way to the entry after it."""
+        while queue:
+            head = queue[0]
+            if not isinstance(head, Until):
+                return queue.popleft()
+            count = self._polls.get(id(head), 0)
+            if count >= head.limit or re.search(head.pattern, last_tool_results(body), re.MULTILINE):
+                queue.popleft()
+                continue
+            self._polls[id(head)] = count + 1
+            return head.reply
+        return None
 
     def next_id(self, prefix: str) -> str:
         with self.lock:
@@ -215,6 +249,24 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+def last_tool_results(body: dict[str, Any]) -> str:
+    """The text of the tool results the request ends with (Anthropic's tool_result blocks in the last
+    message, or OpenAI's trailing `tool` messages), one after another."""
+    messages = body.get("messages") or []
+    texts: list[str] = []
+    if messages and isinstance(messages[-1].get("content"), list):
+        for block in messages[-1]["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                parts = content if isinstance(content, list) else [{"text": content}]
+                texts += [str(p.get("text", "")) for p in parts if isinstance(p, dict)]
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        texts.append(str(message.get("content", "")))
+    return "\n".join(texts)
+
+
 def first_message(body: dict[str, Any]) -> str:
     messages = body.get("messages") or []
     return json.dumps(messages[0], ensure_ascii=False) if messages else ""
@@ -268,8 +320,8 @@ def serve(server: FakeServer, script: Path | None, banner: Callable[[FakeServer]
         server.stop()
 
 
-def _made(replies: tuple[Scripted | str | dict[str, Any], ...]) -> list[Scripted]:
+def _made(replies: tuple[Scripted | Until | str | dict[str, Any], ...]) -> list[Scripted | Until]:
     return [
-        r if isinstance(r, Reply | Fault | StreamError | Disconnect | Stall) else reply_from_json(r)
+        r if isinstance(r, Reply | Fault | StreamError | Disconnect | Stall | Until) else reply_from_json(r)
         for r in replies
     ]

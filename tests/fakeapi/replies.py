@@ -8,7 +8,9 @@ A reply is one of:
   `overloaded_error`);
 - `Disconnect(after_blocks, reply)` — the connection is cut mid-stream, without message_stop;
 - `Stall(after_blocks, reply)` — the stream stops sending after `after_blocks` blocks and waits until
-  `server.release()` (or the server stops), so a test can interrupt a response in flight.
+  `server.release()` (or the server stops), so a test can interrupt a response in flight;
+- `Until(reply, pattern)` — a model that polls: `reply` answers until the request's tool results
+  match `pattern`, then the next entry does (a test waits for a condition in the script, not by sleeping).
 
 `reply_from_json` reads the same things from a script file (see server.py for the format).
 """
@@ -85,6 +87,18 @@ class Stall:
 
 
 Scripted = Reply | Fault | StreamError | Disconnect | Stall
+
+
+@dataclass(frozen=True)
+class Until:
+    """A model that polls: `reply` again and again (fresh tool ids each time) until a tool result of
+    the request matches `pattern` (a regular expression, `^`/`$` at line ends); then the next entry
+    answers. After `limit` repeats it gives up and the next entry answers, so a test fails on its
+    assertions instead of hanging."""
+
+    reply: Reply
+    pattern: str
+    limit: int = 1000
 
 
 # -- constructors -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@
     server.stop()
 
 `POST /v1/messages` answers from the queue of scripted replies (replies.py), or a short text "ok"
-when it is empty; `stream: true` gets SSE exactly like the real API (message_start with usage incl.
+when it is empty, or — with a `responder` — from a model that reacts to each request (reactive.py); `stream: true` gets SSE exactly like the real API (message_start with usage incl.
 cache fields, ping, content_block_start/delta/stop for text, thinking and tool_use, message_delta
 with stop_reason and output_tokens, message_stop). `POST /v1/messages/count_tokens` answers
 {"input_tokens": N}. Requests are validated first (validate.py: a bad one gets 400
@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakeapi.cache import PromptCache, estimate_tokens
-from tests.fakeapi.http_base import FakeHandler, FakeServer, command_line, pieces, serve
+from tests.fakeapi.cache import PromptCache, estimate_tokens, request_tokens
+from tests.fakeapi.http_base import FakeHandler, FakeServer, Responder, command_line, pieces, serve
 from tests.fakeapi.replies import (
     Disconnect,
     Fault,
@@ -57,6 +57,7 @@ class FakeAnthropic(FakeServer):
         cache_min_tokens: int = 0,
         clock: Callable[[], float] = time.monotonic,
         separate_summaries: bool = False,
+        responder: Responder | None = None,
     ) -> None:
         super().__init__(
             host,
@@ -65,6 +66,7 @@ class FakeAnthropic(FakeServer):
             require_key=require_key,
             max_prompt_tokens=max_prompt_tokens,
             separate_summaries=separate_summaries,
+            responder=responder,
         )
         self.cache = PromptCache(clock, cache_min_tokens)
         self.count_requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages/count_tokens
@@ -109,7 +111,7 @@ class _Handler(FakeHandler):
         except Invalid as err:
             self._error(400, "invalid_request_error", str(err))
             return
-        tokens = estimate_tokens(len(raw))
+        tokens = request_tokens(len(raw), body)
         limit = self.fake.max_prompt_tokens
         if limit is not None and tokens > limit:
             self._error(
@@ -131,6 +133,8 @@ class _Handler(FakeHandler):
         reply = scripted if isinstance(scripted, Reply) else (scripted.reply or text("ok"))
         with self.fake.lock:
             cached = self.fake.cache.account(body, tokens)
+        if self.fake.responder is not None:
+            self.fake.responder.observe(body, cached, side=side)
         usage = {
             "input_tokens": cached.input_tokens,
             "cache_creation_input_tokens": cached.cache_creation_input_tokens,

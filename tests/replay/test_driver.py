@@ -215,7 +215,7 @@ def test_a_long_session_under_the_default_policy_stays_valid_and_recoverable():
 
 async def test_a_real_session_log_replays_with_the_same_requests(workspace: Path):
     from agent_cli.agent.parts import SessionSetup
-    from agent_cli.cli.compose import compose_session
+    from agent_cli.api.compose import compose_session
     from agent_cli.context.model import ContextConfig
     from agent_cli.llm.scripted import Script, ScriptedProvider
     from agent_cli.settings.config import Config

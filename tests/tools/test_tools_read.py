@@ -59,10 +59,14 @@ async def test_directory_is_an_error(ws: Path, call) -> None:
 
 
 async def test_binary_file_is_not_shown(ws: Path, call) -> None:
-    (ws / "logo.png").write_bytes(PNG)
-    result = await call("read_file", path="logo.png")
+    elf = b"\x7fELF" + bytes(range(256))
+    (ws / "tool").write_bytes(elf)
+    result = await call("read_file", path="tool")
     assert result.is_error
-    assert result.output == f"logo.png: binary file ({len(PNG)} bytes, looks like PNG) — not shown"
+    assert result.output == f"tool: binary file ({len(elf)} bytes, looks like ELF) — not shown"
+    (ws / "logo.png").write_bytes(PNG)  # an image is opened as one: this one is not a real PNG
+    result = await call("read_file", path="logo.png")
+    assert result.is_error and result.output.startswith("logo.png: a corrupt PNG image")
 
 
 async def test_latin1_past_the_sniffed_head_is_read_as_text(ws: Path, call) -> None:

@@ -118,7 +118,7 @@ def test_a_line_that_does_not_parse_is_still_split_for_deny_rules() -> None:
         ("Read(~/.ssh/**)", "read", "~/.ssh/**"),
         ("read_file(src/**)", "read", "src/**"),
         ("MultiEdit(src/**)", "edit", "src/**"),
-        ("WebFetch", "webfetch", None),
+        ("WebFetch", "web_fetch", None),
         ("mcp__srv", "mcp__srv", None),
         ("  Edit( src/** )  ", "edit", "src/**"),
     ],

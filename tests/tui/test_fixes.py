@@ -9,7 +9,7 @@ from tui_helpers import type_text, wait_until
 from agent_cli.agent.api import COMMANDS, SessionInfo
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
-from agent_cli.cli.compose import compose_session
+from agent_cli.api.compose import compose_session
 from agent_cli.core import events as ev
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config

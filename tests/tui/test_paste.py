@@ -9,7 +9,7 @@ from textual import events
 from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
-from agent_cli.cli.compose import compose_session
+from agent_cli.api.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app

@@ -204,3 +204,28 @@ async def test_interrupting_while_asked_closes_the_modal_and_denies() -> None:
         assert not isinstance(app.screen, PermissionScreen)
         assert "run:bash" not in fake.log
         assert fake.interrupts == 1
+
+
+async def test_a_fetch_shows_its_url_host_and_the_domain_rule_always_saves() -> None:
+    url = "https://docs.python.org/3/library/os.html"
+    ask = Ask(
+        call=tool_call("w1", "web_fetch", url=url),
+        target=url,
+        reason="no rule allows fetching from docs.python.org (WebFetch(domain:docs.python.org) would)",
+        output="web_fetch …: HTTP 200",
+        duration=0.3,
+        rule="saves the rule WebFetch(domain:docs.python.org) for this session",
+        detail=f"URL: {url}\nhost: docs.python.org",
+    )
+    fake, clock = backend(ask), FakeClock()
+    app = create_app(backend=fake, clock=clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await ask_and_wait(pilot, app)
+        texts = {w.id: shown(w).strip() for w in screen.query(Static) if w.id}
+        assert texts["permission-title"] == f"Allow fetching {url}?"
+        assert "host: docs.python.org" in texts["permission-detail-text"]
+        assert "WebFetch(domain:docs.python.org)" in texts["permission-rule"]
+        await arm(pilot, screen, clock)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
+        assert fake.decisions == ["allow_always"]

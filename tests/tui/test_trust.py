@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tui_helpers import FakeClock, type_text, wait_until
 
-from agent_cli.cli.launch import Start
+from agent_cli.api import Prepared
 from agent_cli.cli.tui_launch import tui_app
 from agent_cli.extensions.hooks import NoHooks
 from agent_cli.settings.config import Config
@@ -48,7 +48,7 @@ async def asked(pilot, app, clock: FakeClock) -> TrustScreen:
 
 async def test_trust_is_asked_first_and_a_yes_is_remembered(repo: Path, tmp_path: Path) -> None:
     clock = FakeClock()
-    app = tui_app(CONFIG, repo, Start(), demo=False, clock=clock)
+    app = tui_app(Prepared(CONFIG, repo), clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await asked(pilot, app, clock)
         files = str(screen.query_one("#trust-files").render())
@@ -61,7 +61,7 @@ async def test_trust_is_asked_first_and_a_yes_is_remembered(repo: Path, tmp_path
         assert gc.isenabled()  # paused only while the session was built (tui_launch.loader)
     assert store(tmp_path).is_trusted(repo)
 
-    again = tui_app(CONFIG, repo, Start(), demo=False)
+    again = tui_app(Prepared(CONFIG, repo))
     async with again.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: again.backend is not None)
         assert again.backend.trusted and not isinstance(again.screen, TrustScreen)
@@ -70,7 +70,7 @@ async def test_trust_is_asked_first_and_a_yes_is_remembered(repo: Path, tmp_path
 @pytest.mark.parametrize("key", ["n", "escape", "enter"])  # Enter is "Not now"
 async def test_not_now_runs_without_the_files_and_says_so(repo: Path, tmp_path: Path, key: str) -> None:
     clock = FakeClock()
-    app = tui_app(CONFIG, repo, Start(), demo=False, clock=clock)
+    app = tui_app(Prepared(CONFIG, repo), clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         await asked(pilot, app, clock)
         await pilot.press(key)
@@ -82,7 +82,7 @@ async def test_not_now_runs_without_the_files_and_says_so(repo: Path, tmp_path: 
 
 async def test_typing_in_progress_goes_to_the_prompt_and_never_trusts(repo: Path, tmp_path: Path) -> None:
     clock = FakeClock()
-    app = tui_app(CONFIG, repo, Start(), demo=False, clock=clock)
+    app = tui_app(Prepared(CONFIG, repo), clock=clock)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
         await type_text(pilot, "tell me about it")  # a 't' while typing is not an answer
@@ -99,7 +99,7 @@ async def test_typing_in_progress_goes_to_the_prompt_and_never_trusts(repo: Path
 
 async def test_a_workspace_without_such_files_is_not_asked(workspace: Path, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    app = tui_app(CONFIG, workspace, Start(), demo=False)
+    app = tui_app(Prepared(CONFIG, workspace))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: app.backend is not None)
         assert not isinstance(app.screen, TrustScreen) and not app.backend.trusted
@@ -113,7 +113,7 @@ async def test_custom_commands_complete_and_run_and_broken_files_are_noticed(
     commands.mkdir(parents=True)
     (commands / "hello.md").write_text("---\ndescription: Greet someone\n---\nGreet $ARGUMENTS.\n")
     (commands / "bad.md").write_text("---\ndescription: [oops\n---\nStill works.\n")
-    app = tui_app(CONFIG, workspace, Start(), demo=False)
+    app = tui_app(Prepared(CONFIG, workspace))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(pilot, lambda: app.backend is not None)
         assert any("bad.md: frontmatter is not valid YAML" in text for text in notices(app))

@@ -31,6 +31,7 @@ from agent_cli.context.eviction import bet_of
 from agent_cli.context.model import Compaction, SpanReplacement, TierContext, TierName, apply_compaction
 from agent_cli.context.tiers.coarsen import coarsen
 from agent_cli.context.tiers.collapse import KEEP_CALLS, collapse
+from agent_cli.context.tiers.image_clear import clear_image
 from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
 from agent_cli.context.tiers.pricing import Choice, choose, large_keys
 from agent_cli.context.tiers.selection import (
@@ -161,7 +162,8 @@ class MicroCompact:
         chosen = frozenset(
             (i, j)
             for i, j in old
-            if len(view[i].blocks[j].text) > limit and not is_compacted_result(view[i].blocks[j])
+            if (len(view[i].blocks[j].text) > limit or view[i].blocks[j].data)  # data: an image
+            and not is_compacted_result(view[i].blocks[j])
         )
         inputs = {
             (i, j): tuple(keys)
@@ -202,6 +204,12 @@ def clear(
                 ref = old.meta.ref or short_ref(old.tool_use_id)
                 tool = result_tool_name(old, uses)
                 use = uses.get(old.tool_use_id)
+                if old.data:  # an image: placeholder, bytes to the store (tiers/image_clear.py)
+                    blocks[j], originals[ref] = clear_image(
+                        old, tool, tool_target(use.input) if use else "", ref
+                    )
+                    refs.append(ref)
+                    continue
                 lines = read_range(old.text) if tool in READ_TOOLS else None
                 target = tool_target(use.input) if use is not None and lines else ""
                 if not old.meta.ref:  # an offloaded result's full text is in the store already

@@ -139,11 +139,15 @@ def candidates_of(
                     result_tool_name(block, uses)
                 ):
                     continue
-                if len(block.text) <= limit or is_compacted_result(block):
-                    continue
+                if (len(block.text) <= limit and not block.data) or is_compacted_result(block):
+                    continue  # (`data`: an image, cleared like any result)
                 guess = guesses.get(block.tool_use_id, STALE)
                 key = block.tool_use_id
-                tokens = ctx.counter.text(block.text)
+                tokens = (
+                    ctx.counter.message(Message("user", (block,)))
+                    if block.data
+                    else ctx.counter.text(block.text)
+                )
                 out.append(Candidate(key, i, tokens, guess.p, guess.age, guess.cls, guess.path, guess.decay))
                 where[key] = (i, j, (), key)
             elif (

@@ -44,6 +44,7 @@ CLAUDE_NAMES = {
     "ls": "LS",
     "todo_write": "TodoWrite",
     "task": "Task",
+    "skill": "Skill",
     "web_fetch": "WebFetch",
     "web_search": "WebSearch",
 }

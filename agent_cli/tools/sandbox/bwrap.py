@@ -194,6 +194,11 @@ class Sandbox:
                 self._in_flight[watch.path] = count
             else:
                 self._in_flight.pop(watch.path, None)
+        return self.sweep(launch)
+
+    def sweep(self, launch: Launch) -> str:
+        """Set aside what a confined command made at a watched protected path so far; `settle` does it
+        at its end, and a background shell's watcher every second while it runs."""
         moved = set_aside(launch.watched, self.quarantine, self.workspace)
         if not moved:
             return ""

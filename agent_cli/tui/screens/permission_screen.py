@@ -27,7 +27,14 @@ from agent_cli.core.events import PermissionDecision, PermissionRequest
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.armed_modal import ArmedModal
 
-VERBS = {"bash": "bash", "edit_file": "edit", "write_file": "write", "read_file": "read"}
+VERBS = {
+    "bash": "bash",
+    "edit_file": "edit",
+    "write_file": "write",
+    "read_file": "read",
+    "web_fetch": "fetching",
+    "web_search": "a web search for",
+}
 ANSWER_KEYS: dict[str, PermissionDecision] = {
     "enter": "allow_once",
     "y": "allow_once",

@@ -1,8 +1,11 @@
-"""The prompt: multi-line input with history and slash-command completion.
+"""The prompt: multi-line input with history, slash-command and `@` path completion.
 
 Enter sends; Shift+Enter or Ctrl+J inserts a newline. Up on the first line and Down on the last line
 walk the history. Typing `/` opens a small list of commands above the input (and, after a command
-and a space, its argument values); Tab or Enter accepts, Up/Down move, Esc closes.
+and a space, its argument values); typing `@` asks the app for the workspace's paths that match
+what follows it. Tab or Enter accepts, Up/Down move, Esc closes. Tab never moves the focus away:
+with nothing to complete it does nothing. Above the input, the mention bar shows what the prompt's
+`@` mentions will attach and their token cost (the app fills it in).
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from textual.message import Message
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from agent_cli.agent.api import CommandSpec
-from agent_cli.tui.completion import Completion, complete
+from agent_cli.agent.api import CommandSpec, MentionInfo, find_mentions, mention_at
+from agent_cli.tui.completion import Completion, complete, file_completions
 from agent_cli.tui.history import PromptHistory
 from agent_cli.tui.paste import PasteStore, wants_chip
+from agent_cli.tui.widgets.mention_bar import MentionBar
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "newline", "alt+enter"})
 PLACEHOLDER = "Ask anything · / for commands · Shift+Enter or Ctrl+J for a new line"
@@ -88,8 +92,8 @@ class PromptTextArea(TextArea):
         super().action_cursor_down(select)
 
     def action_accept_completion(self) -> None:
-        if not self._owner.accept_completion():
-            raise SkipAction()
+        """Tab: accept the completion shown; with none, nothing (the focus stays here)."""
+        self._owner.accept_completion()
 
     def action_dismiss_completion(self) -> None:
         if not self._owner.hide_completions():
@@ -121,6 +125,20 @@ class PromptInput(Vertical):
     class Edited(Message):
         """The text changed (typing): a question that pops up now must not take the next keys."""
 
+    class FilesWanted(Message):
+        """An `@` word is being typed: the app asks the backend for paths matching `query`."""
+
+        def __init__(self, query: str) -> None:
+            super().__init__()
+            self.query = query
+
+    class MentionsChanged(Message):
+        """The prompt's mentions changed: the app asks what they cost (`show_mentions`)."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
     class Submitted(Message):
         """The person pressed Enter on a non-empty prompt: `text` is what to send (pastes in full),
         `display` what the prompt showed (pastes as chips)."""
@@ -140,6 +158,9 @@ class PromptInput(Vertical):
         self._quiet_text: str | None = None  # a history entry being shown: no completion list for it
         self._completed_for = ""  # the text `completions` were computed for
         self._completion_list = CompletionList(id="completions", markup=False)
+        self._file_query: tuple[int, int, str] | None = None  # the `@` word typed: start, end, query
+        self._mentions: tuple[str, ...] = ()  # the mentions the bar was last asked about
+        self.mention_bar = MentionBar(id="mentions")
         self.text_area = PromptTextArea(
             self,
             id="prompt-text",
@@ -152,6 +173,7 @@ class PromptInput(Vertical):
 
     def compose(self) -> ComposeResult:
         yield self._completion_list
+        yield self.mention_bar
         with Horizontal(id="prompt-row"):
             yield Static("›", id="prompt-mark")
             yield self.text_area
@@ -194,20 +216,70 @@ class PromptInput(Vertical):
             return
         self._quiet_text = None
         self._refresh_completions()
+        self._mentions_changed()
+
+    def _mentions_changed(self) -> None:
+        settled = self._settled()
+        mentions = _mention_texts(settled)
+        if mentions != self._mentions:
+            self._mentions = mentions
+            if mentions:
+                self.post_message(self.MentionsChanged(settled))
+            else:
+                self.mention_bar.show(())
+
+    def _settled(self) -> str:
+        """The text without the `@` word still being typed (it names no file yet: no warning for it)."""
+        text = self.text
+        cursor = self._cursor()
+        typing = mention_at(text, cursor)
+        return text if typing is None else text[: typing[0]] + text[cursor:]
+
+    def show_mentions(self, text: str, infos: Sequence[MentionInfo]) -> None:
+        """What the mentions of `text` attach (ignored when the prompt has moved on)."""
+        if _mention_texts(self._settled()) == _mention_texts(text):
+            self.mention_bar.show(infos)
+
+    def _cursor(self) -> int:
+        return self.text_area.document.get_index_from_location(self.text_area.cursor_location)
 
     def _refresh_completions(self) -> None:
         self._completed_for = self.text
         self.completions = complete(self.text, self._specs, self._choices) if self._specs else []
+        self._show(self.completions)
+        if not self.completions and not self.text.startswith("/"):
+            self._ask_files()
+
+    def _ask_files(self) -> None:
+        cursor = self._cursor()
+        found = mention_at(self.text, cursor)
+        if found is None:
+            self._file_query = None
+            return
+        at, query = found
+        if self._file_query != (at, cursor, query):
+            self._file_query = (at, cursor, query)
+            self.post_message(self.FilesWanted(query))
+
+    def show_file_completions(self, query: str, paths: Sequence[str]) -> None:
+        """The app's answer to FilesWanted (ignored when the `@` word has changed since)."""
+        if self._file_query is None or self._file_query[2] != query or self._completed_for != self.text:
+            return
+        at, end, _ = self._file_query
+        self._show(file_completions(self.text, at, end, paths))
+
+    def _show(self, completions: list[Completion]) -> None:
+        self.completions = completions
         options = self._completion_list
         options.clear_options()
-        for item in self.completions:
+        for item in completions:
             label = Text(item.label, style="bold")
             if item.help:
                 label.append(f"  {item.help}", style="dim")
             options.add_option(Option(label))
-        if self.completions:
+        if completions:
             options.highlighted = 0
-        options.set_class(bool(self.completions), "-shown")
+        options.set_class(bool(completions), "-shown")
 
     def move_completion(self, delta: int) -> bool:
         if not self.completions:
@@ -221,8 +293,13 @@ class PromptInput(Vertical):
         chosen = self._highlighted()
         if chosen is None:
             return False
-        self.set_text(chosen.value)
+        self._accept(chosen)
         return True
+
+    def _accept(self, chosen: Completion) -> None:
+        self.set_text(chosen.value)
+        if chosen.cursor is not None:
+            self.text_area.move_cursor(self.text_area.document.get_location_from_index(chosen.cursor))
 
     def hide_completions(self) -> bool:
         if not self.completions:
@@ -235,6 +312,8 @@ class PromptInput(Vertical):
     def _highlighted(self) -> Completion | None:
         if self._completed_for != self.text and self.text != self._quiet_text:
             self._refresh_completions()  # typed faster than the list followed: never accept a stale one
+        if self.completions and self.completions[0].cursor is not None and self._file_query is None:
+            return None  # `@` paths for a word no longer being typed
         if not self.completions:
             return None
         index = self._completion_list.highlighted or 0
@@ -264,7 +343,7 @@ class PromptInput(Vertical):
     def enter_pressed(self) -> None:
         chosen = self._highlighted()
         if chosen is not None:
-            self.set_text(chosen.value)
+            self._accept(chosen)
             if not chosen.final:
                 return
         self.submit()
@@ -276,4 +355,8 @@ class PromptInput(Vertical):
         self.history.add(text)  # with its chips: recalled with Up, it still expands
         self.text_area.clear()
         self.hide_completions()
-        self.post_message(self.Submitted(self.pastes.expand(text), text))
+        self.post_message(self.Submitted(self.pastes.prompt(text), text))
+
+
+def _mention_texts(text: str) -> tuple[str, ...]:
+    return tuple(m.text for m in find_mentions(text)) if "@" in text or "/" in text else ()

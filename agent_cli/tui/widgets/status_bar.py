@@ -1,4 +1,5 @@
-"""The bottom line: context gauge, model, session cost, cache hit rate, permission mode."""
+"""The bottom line: context gauge, model, session cost, cache hit rate, permission mode, and how many
+background shells run."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class StatusBar(Horizontal):
     cost_usd: reactive[float] = reactive(0.0)
     cache_hit_rate: reactive[float | None] = reactive(None)
     loading: reactive[bool] = reactive(False)
+    shells: reactive[int] = reactive(0)  # background shells running
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -57,6 +59,8 @@ class StatusBar(Horizontal):
         parts.append(f"cache {format_percent(hit_rate_fraction(rate))}" if rate is not None else "cache —")
         if self.permission_mode:
             parts.append(self.permission_mode)
+        if self.shells:
+            parts.append(f"{self.shells} shell{'s' if self.shells != 1 else ''}")
         return " · ".join(parts)
 
     def watch_model(self) -> None:
@@ -69,6 +73,9 @@ class StatusBar(Horizontal):
         self._refresh_details()
 
     def watch_cache_hit_rate(self) -> None:
+        self._refresh_details()
+
+    def watch_shells(self) -> None:
         self._refresh_details()
 
     def watch_loading(self, loading: bool) -> None:

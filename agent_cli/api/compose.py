@@ -1,6 +1,7 @@
 """The one composition root: everything a session is made of is built here, from the config, and
-handed to `AgentSession` already built. The TUI, `agent -p`, the tests and sub-agents (through the
-`SessionBuilder` below) all get their pieces from this module.
+handed to `AgentSession` already built. The Python API (`api.Session`, `api.run`) and through it the
+TUI and `agent -p`, the tests and sub-agents (through the `SessionBuilder` below) all get their
+pieces from this module.
 """
 
 from __future__ import annotations
@@ -19,16 +20,28 @@ from agent_cli.agent.runner import AgentSession
 from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.prompts import load_prompt
+from agent_cli.context.tokens import TokenCounter
 from agent_cli.extensions.loader import load_extensions
+from agent_cli.extensions.skills.listing import listing_cap
+from agent_cli.extensions.skills.tool import NAME as SKILL_TOOL
+from agent_cli.extensions.skills.tool import install_skill_tools
 from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
 from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
 from agent_cli.settings.permission_sources import gather_rules
-from agent_cli.tools.base import OutputLimits
+from agent_cli.tools.base import OutputLimits, Tool
+from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
+from agent_cli.tools.shells.manager import ShellManager
+from agent_cli.tools.shells.tools import install_shell_tools
+from agent_cli.tools.web.fetch import FetchLimits
+from agent_cli.tools.web.permission import explicit_rule
+from agent_cli.tools.web.search import WebSearchTool
+from agent_cli.tools.web.tool import WebFetchTool
 
 if TYPE_CHECKING:
     from agent_cli.agent.memory import SessionMemory
@@ -66,9 +79,22 @@ def compose_session(
     store = session_store(config, workspace)
     store.check_writable()
     sandbox = make_sandbox(config, workspace)
-    ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS)
+    ext = load_extensions(config, workspace, setup.trusted, settings, BUILTIN_COMMANDS, permissions)
+    models = registry(config.models)
+    # the skill listing is sized once, for the configured model's budget: it stays the same (and
+    # cached) for the whole session, across /model and /clear
+    model = models.info(config.model, config.context_window or None)
+    cap = listing_cap(config.context.budget(model.context_window, model.max_output_tokens)[0])
+    counter = TokenCounter(config.model)
+    base = tools
+    if base is None:
+        base = default_tools()
+        base.add(web_tools(config, permissions))
+    with_skills, skills = install_skill_tools(base, ext.skills, ext.skill_grants, cap, counter.text)
     subagents = Subagents()
-    registry_, agent_warnings = install_task_tool(tools or default_tools(), subagents, workspace)
+    shells = ShellManager(clock)
+    registry_, agent_warnings = install_task_tool(with_skills, subagents, workspace)
+    install_shell_tools(registry_, shells)
     parts = SessionParts(
         config=config,
         provider=provider,
@@ -77,17 +103,36 @@ def compose_session(
         permissions=permissions,
         sandbox=sandbox,
         store=store,
-        models=registry(config.models),
+        models=models,
         commands=ext.commands,
         hooks=(lambda *_: hooks) if hooks is not None else ext.hooks,
-        builder=Builder(config, workspace, clock),
+        builder=Builder(config, workspace, clock, skills.listing.text),
+        skills=skills,
         mcp=mcp,
         clock=clock,
         rule_warnings=list(gathered.warnings),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings],
         child_env=config.child_env(),
+        shells=shells,
+        files=FileIndex(workspace),
     )
     return AgentSession(parts, setup)
+
+
+def web_tools(config: Config, permissions: Permissions) -> list[Tool]:
+    """web_fetch, judged by host (tools/web/permission.py), reaching a loopback, private or
+    link-local address only through an explicit rule for that host, read when it connects (so a
+    rule added by "always allow" counts at once); web_search only when the person configured a
+    search endpoint (`[web] search_url`, their own config alone)."""
+    limits = FetchLimits(config.web.fetch_timeout, config.web.max_page_bytes)
+    fetch = WebFetchTool(
+        limits,
+        special_ok=lambda host: explicit_rule(permissions.rules, host) is not None,
+        answer_prompt=load_prompt("web_fetch"),
+    )
+    if not config.web.search_url:
+        return [fetch]
+    return [fetch, WebSearchTool(config.web.search_url, config.web.fetch_timeout)]
 
 
 def session_store(config: Config, workspace: Path) -> SessionStore:
@@ -117,6 +162,7 @@ class Builder:
     config: Config
     workspace: Path
     clock: Callable[[], float]
+    skills: str = ""  # the skill listing, for an engine whose tools include `skill`
 
     def engine(
         self,
@@ -140,6 +186,7 @@ class Builder:
             clock=self.clock,
             tool_compactable=tools.is_compactable,
             file_reader=file_reader,
+            skills=self.skills if SKILL_TOOL in tools else "",
         )
 
     def output_limits(self) -> OutputLimits:
@@ -195,9 +242,10 @@ def open_session(
     trusted: bool | None = None,
     report: Callable[[str, str], None] | None = None,
 ) -> AgentSession:
-    """The session a front end runs (the TUI, `agent -p`): the provider the config names, the trust
-    decision, the workspace's MCP servers, then `compose_session`. `report` says problems as they
-    happen (headless: a line on stderr); without it they reach the session's notices."""
+    """The session a front end runs (through api.Session: the TUI, `agent -p`, programs): the
+    provider the config names, the trust decision, the workspace's MCP servers, then
+    `compose_session`. `report` says problems as they happen (headless: a line on stderr); without
+    it they reach the session's notices. `trusted` is the caller's decision (the TUI asked)."""
     if demo and config.model == "claude-sonnet-5-5":
         config = replace(config, model="scripted")
     provider = make_provider(config)
@@ -205,6 +253,7 @@ def open_session(
     if interactive and callable(prepare):
         prepare()  # import the SDK here, off the UI's event loop (the TUI calls this in a thread)
     trust = trust_decision(config, workspace)
+    untold = trust.notice(workspace) if trust.ignored and report is None and trusted is None else None
     if report is not None and trust.ignored:
         report(trust.notice(workspace), "warning")
     trusted = trust.trusted if trusted is None else trusted
@@ -212,7 +261,10 @@ def open_session(
 
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
     setup = SessionSetup(workspace, resume_id, interactive, trusted, fork=fork)
-    return compose_session(config, provider, setup, mcp=mcp)
+    session = compose_session(config, provider, setup, mcp=mcp)
+    if untold:  # what the workspace brought and was left out: a notice with the first prompt
+        session.warnings.append(untold)
+    return session
 
 
 def make_provider(config: Config) -> Provider:

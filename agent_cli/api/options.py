@@ -1,0 +1,119 @@
+"""What a caller asks of a session (`Options`), and what that comes to once the config files, the
+environment and the session store have had their say (`Prepared`).
+
+The same options serve `api.run`, `api.Session`, the CLI's flags and the TUI's launch, so a flag and
+a keyword mean the same thing everywhere. Permission modes may be given in Claude Code's words
+(`default`, `acceptEdits`, `bypassPermissions`, `plan`) as well as ours.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from agent_cli.api.compose import session_store
+from agent_cli.core.errors import ConfigError, SessionError
+from agent_cli.settings.config import Config, PermissionRules, load_config
+from agent_cli.tools.rules import split_rule_list
+
+# Claude Code's permission modes -> ours (ours are accepted as they are)
+CLAUDE_MODES = {"default": "ask", "acceptEdits": "auto-edit", "bypassPermissions": "yolo", "plan": "plan"}
+NO_KEY = (
+    "No API key found. Set one with\n\n"
+    "    export ANTHROPIC_API_KEY=sk-ant-...\n\n"
+    "(or point ANTHROPIC_BASE_URL at an Anthropic-compatible server), then run `agent` again.\n"
+    "To try agent without a key, run `agent --demo` (a scripted model, offline)."
+)
+
+
+def _rules(value: str | Iterable[str]) -> tuple[str, ...]:
+    """Rules given as one string ("Bash(git diff:*) Edit") or several; commas and spaces separate."""
+    texts = [value] if isinstance(value, str) else list(value)
+    return tuple(rule for text in texts for rule in split_rule_list(text))
+
+
+@dataclass(frozen=True)
+class Options:
+    """A session's options; every one left as None comes from the config files and the environment.
+
+    `allowed_tools` / `disallowed_tools` are permission rules in Claude Code's syntax, as a string or
+    a sequence of strings. `resume` is a session id (a unique prefix is enough); `continue_session`
+    goes on in the latest session of `cwd`; `fork_session` goes on in a copy of either. `script` runs
+    the scripted provider from a YAML/JSON file, `demo` the built-in demo script (both offline)."""
+
+    cwd: Path | str = "."
+    model: str | None = None
+    provider: str | None = None
+    permission_mode: str | None = None
+    allowed_tools: tuple[str, ...] = field(default=())
+    disallowed_tools: tuple[str, ...] = field(default=())
+    max_turns: int | None = None
+    budget_tokens: int | None = None
+    resume: str | None = None
+    continue_session: bool = False
+    fork_session: bool = False
+    trust_workspace: bool = False
+    script: str | None = None
+    demo: bool = False
+    debug: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed_tools", _rules(self.allowed_tools))
+        object.__setattr__(self, "disallowed_tools", _rules(self.disallowed_tools))
+        mode = self.permission_mode
+        if mode is not None:
+            object.__setattr__(self, "permission_mode", CLAUDE_MODES.get(mode, mode))
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Options resolved: the merged config, the workspace, and which session opens (a new one,
+    `resume_id`, or a copy of it when `fork`)."""
+
+    config: Config
+    workspace: Path
+    resume_id: str | None = None
+    fork: bool = False
+    demo: bool = False
+
+
+def prepare(options: Options) -> Prepared:
+    """Load the config layers under `options` and find the session to resume. Raises ConfigError
+    (a bad value, a config file in error) or SessionError (no such session)."""
+    workspace = Path(options.cwd).expanduser().resolve()
+    if not workspace.is_dir():
+        raise ConfigError(f"cwd {workspace} is not a directory")
+    overrides = {
+        "model": options.model,
+        "provider": "scripted" if options.demo or options.script else options.provider,
+        "permission_mode": options.permission_mode,
+        "max_turns": options.max_turns,
+        "script": options.script,
+        "debug": options.debug or None,
+        "context.budget_tokens": options.budget_tokens,
+        "trust_workspace": options.trust_workspace or None,
+    }
+    config = load_config(workspace, overrides)
+    if options.allowed_tools or options.disallowed_tools:
+        rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
+        config = replace(config, flag_permissions=rules)
+    if options.fork_session and not (options.resume or options.continue_session):
+        raise ConfigError("fork_session needs resume or continue_session: the session to copy")
+    store = session_store(config, workspace)
+    resume_id = None
+    if options.continue_session:
+        resume_id = store.latest()
+        if resume_id is None:
+            raise SessionError(f"--continue (continue_session): no earlier session in {store.root}")
+    elif options.resume:
+        resume_id = store.resolve(options.resume)
+    return Prepared(config, workspace, resume_id, options.fork_session, options.demo)
+
+
+def has_key(config: Config) -> bool:
+    """Whether the provider has what it needs to be asked (the Anthropic API wants a key or a token)."""
+    if config.provider != "anthropic":
+        return True
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))

@@ -1,0 +1,31 @@
+"""The context policy closed-loop, end to end: `agent -p` against the fake Messages API answered by a
+reactive model (tests/fakeapi/reactive.py) that re-reads — or recalls — what it must edit but
+cannot see. Ten whole reads of 250-line files all fit a 60k budget (~44k), so a policy that makes
+the model fetch them again before editing them pays for clearing it did not need."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakeapi.scenarios import batch, run_closed_loop
+
+
+class TooManyRereads(AssertionError):
+    """The one failure the policy of issue 19 is expected to fix (every other one is a real failure)."""
+
+
+@pytest.mark.xfail(
+    strict=True, raises=TooManyRereads, reason="issue 19: the eviction policy is being rewritten"
+)
+def test_ten_reads_then_ten_edits_at_60k_force_at_most_one_re_read(tmp_path):
+    scenario = batch(10)
+    workspace = tmp_path / "repo"
+    run = run_closed_loop(scenario, workspace, 60_000)
+    assert run.returncode == 0, run.stderr
+    assert run.model.done and not run.model.errors, run.model.errors
+    assert run.model.blind == []  # every edit was made with its old text in view
+    for path, expected in scenario.expected_files().items():  # every edit landed on disk
+        assert (workspace / path).read_text() == expected, path
+    assert run.model.requests == 21 + len(run.model.forced)  # 10 reads, 10 edits, the answer
+    if len(run.model.forced) > 1:
+        raise TooManyRereads(f"{len(run.model.forced)} forced re-reads: {run.model.forced}")

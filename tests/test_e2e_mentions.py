@@ -184,4 +184,4 @@ def test_piped_text_is_data_not_commands_or_mentions(workspace, fake_anthropic):
     assert out.returncode == 0, out.stderr
     request = fake_anthropic.requests[-1]
     assert _uses(request) == [] and "not attached" not in out.stderr  # nothing run, nothing attached
-    assert piped in [b.get("text") for b in request["messages"][0]["content"]]
+    assert piped.rstrip("\n") in [b.get("text") for b in request["messages"][0]["content"]]

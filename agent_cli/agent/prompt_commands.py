@@ -4,8 +4,8 @@ allowed-tools and model for that turn only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, Notice, TurnFinished
@@ -13,12 +13,28 @@ from agent_cli.core.types import Block, BlockMeta, Message, Trust
 from agent_cli.extensions.custom_commands import PromptCommand
 from agent_cli.extensions.loader import command_rules
 
-if TYPE_CHECKING:
-    from agent_cli.agent.runner import AgentSession
+Turn = Callable[[str, Callable[[Event], None], Message], Awaitable[TurnFinished]]
+
+
+class CommandHost(Protocol):
+    """What of the session a prompt command's turn uses (agent/runner.py's AgentSession)."""
+
+    clock: Callable[[], float]
+    loop: Any  # its `turn` numbers the message
+    trusted: bool
+    model: str
+    permissions: Any  # its `rules` gain the command's allowed-tools for the turn
+
+    def set_model(self, name: str) -> None: ...
 
 
 async def custom_turn(
-    session: AgentSession, command: PromptCommand, arguments: str, label: str, emit: Callable[[Event], None]
+    session: CommandHost,
+    turn: Turn,
+    command: PromptCommand,
+    arguments: str,
+    label: str,
+    emit: Callable[[Event], None],
 ) -> TurnFinished:
     try:
         text = command.expand(arguments)
@@ -33,7 +49,7 @@ async def custom_turn(
     if command.model and command.model != model:
         session.set_model(command.model)
     try:
-        return await session._turn(label, emit, message)
+        return await turn(label, emit, message)
     finally:
         session.permissions.rules = [r for r in session.permissions.rules if all(r is not g for g in granted)]
         if session.model != model:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent_cli.cli.compose import compose_session
 from fake_backend import FakeBackend
 from PIL import Image
 from textual import events
@@ -16,6 +15,7 @@ from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
+from agent_cli.api.compose import compose_session
 from agent_cli.core.images import tokens_for
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config

@@ -68,7 +68,7 @@ async def test_t1_clears_an_old_image_and_the_store_keeps_it():
     data = _png(1200, 900)
     store = MemoryStore()
     engine = ContextEngine(
-        config=ContextConfig(working_set_fraction=0.0),
+        config=ContextConfig(),
         model=MODEL,
         system_prompt="system",
         tools=[],

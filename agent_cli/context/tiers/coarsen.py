@@ -14,7 +14,7 @@ output's ref), so nothing is lost: one recall gives the list, a second the outpu
 own last words (the answer that closed the run) stay verbatim, the person's words are never
 touched, and the most recent calls keep their lines (the model sees what it just did and how it
 went). On a cold cache (T1 "cache_cold") the rewrite is free, so everything older than the working
-set's horizon (`working_set_calls`) is summarized.
+set's recent calls (collapse.KEEP_CALLS) is summarized.
 """
 
 from __future__ import annotations

@@ -185,18 +185,49 @@ def plan(candidates: Sequence[Candidate], market: Market, *, excess: int = 0, ta
     forced = False
     if excess > 0 and sum(c.tokens for c in chosen) < excess:
         forced = True
-        taken = {c.key for c in chosen}
-        need = max(excess, target_excess) - sum(c.tokens for c in chosen)
-        by_value = sorted(
-            (c for c in candidates if c.key not in taken),
-            key=lambda c: (risk(c, market.context, market.penalty) / max(1, c.tokens), -c.tokens),
-        )
-        for c in by_value:
-            if need <= 0:
-                break
-            chosen.append(c)
-            need -= c.tokens
+        chosen += _make_room(candidates, chosen, max(excess, target_excess), market)
     return Plan(tuple(chosen), bet_of(chosen, candidates, market, forced=forced))
+
+
+def _make_room(
+    candidates: Sequence[Candidate], chosen: Sequence[Candidate], need: int, market: Market
+) -> list[Candidate]:
+    """More items to clear until `need` tokens are freed in all, at the least cost: for each place
+    the rewrite could start, the items after it in ascending value per token (GreedyDual-Size's
+    priority) until enough is freed; the start whose rewrite plus risks is smallest wins (when no
+    start frees enough, everything by value per token)."""
+    taken = {c.key for c in chosen}
+    need -= sum(c.tokens for c in chosen)
+    start = min((c.message for c in chosen), default=None)
+
+    def density(c: Candidate) -> tuple[float, int]:  # a forced clear is for good: any later need counts
+        return (risk(c, market.context, market.penalty) / max(1, c.tokens), -c.tokens)
+
+    free = sorted((c for c in candidates if c.key not in taken), key=density)
+    best: tuple[float, list[Candidate]] | None = None
+    for first in sorted({c.message for c in free}):
+        pool, left = [], need
+        for c in free:
+            if c.message >= first and left > 0:
+                pool.append(c)
+                left -= c.tokens
+        if left > 0:
+            continue
+        origin = first if start is None else min(first, start)
+        cost = market.rewrite(origin, sum(c.tokens for c in [*chosen, *pool])) + sum(
+            risk(c, market.context, market.penalty) for c in pool
+        )
+        if best is None or cost < best[0]:
+            best = (cost, pool)
+    if best is not None:
+        return best[1]
+    out, left = [], need
+    for c in free:
+        if left <= 0:
+            break
+        out.append(c)
+        left -= c.tokens
+    return out
 
 
 def bet_of(

@@ -31,6 +31,7 @@ from agent_cli.context.model import Compaction, Tier, TierContext, apply_compact
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
 from agent_cli.context.tiers.api_edits import ApiClear, ApiCompact
 from agent_cli.context.tiers.micro import is_cache_cold
+from agent_cli.context.tiers.pricing import auto_threshold, valued_tokens
 from agent_cli.context.tiers.selection import is_person_message
 from agent_cli.context.tiers.subtask import SubtaskCompact
 from agent_cli.core.types import Message
@@ -103,19 +104,21 @@ class Policy:
         self.strikes = 0
 
     # -- state ---------------------------------------------------------------------------------
-    def auto_threshold(self, ctx: TierContext) -> float:
+    def auto_threshold(self, ctx: TierContext, kept: int = 0) -> float:
+        """Where T2/T4 start; `kept`: tokens worth keeping (the default policy counts them like a
+        fixed cost, tiers/pricing.py:auto_threshold), 0 for a policy that prices nothing."""
         fraction = (
             self.spec.auto_fraction if self.spec.auto_fraction is not None else ctx.config.auto_fraction
         )
-        return fraction * ctx.budget
+        return auto_threshold(fraction, ctx.budget, kept if self.spec.micro else 0)
 
     def reset(self) -> None:
         """Resume automatic compaction (after /clear, or when the person asks for it)."""
         self.halted_reason = ""
         self.strikes = 0
 
-    def _record_auto(self, compaction: Compaction, ctx: TierContext) -> None:
-        threshold = self.auto_threshold(ctx)
+    def _record_auto(self, compaction: Compaction, ctx: TierContext, kept: int = 0) -> None:
+        threshold = self.auto_threshold(ctx, kept)
         if compaction.after < threshold:
             self.strikes = 0
             return
@@ -162,18 +165,20 @@ class Policy:
             if is_cache_cold(ctx):
                 await step(self.micro, "cache_cold")
             await step(self.micro, "pressure")
+        kept = valued_tokens(current, ctx) if spec.micro and lossy_allowed else 0
         if lossy_allowed and spec.region and ctx.summarizer is not None:
-            if ctx.used >= config.region_fraction * ctx.budget:
+            if ctx.used >= auto_threshold(config.region_fraction, ctx.budget, kept):
                 await step(self.region, trigger)
-        if lossy_allowed and ctx.used >= self.auto_threshold(ctx):
+                kept = valued_tokens(current, ctx) if kept else 0
+        if lossy_allowed and ctx.used >= self.auto_threshold(ctx, kept):
             done = None
             if spec.memory and self.memory.is_fresh(current, ctx):
                 done = await step(self.memory, trigger)
             if done is None and spec.full:
                 done = await step(self.full, trigger)
             if done is not None:
-                self._record_auto(done, ctx)
-        if ctx.used < self.auto_threshold(ctx):
+                self._record_auto(done, ctx, kept)
+        if ctx.used < self.auto_threshold(ctx, kept):
             self.strikes = 0  # the streak is broken
         self.warn = ctx.used >= config.warn_fraction * ctx.budget
         return out

@@ -9,10 +9,12 @@ import pytest
 from agent_cli.context.invariants import check
 from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement, apply_compaction
 from agent_cli.context.policy import POLICIES, Policy, default_policy, make_policy, shift_index
+from agent_cli.context.tiers.pricing import valued_tokens
 from tests.context.test_tiers import (
     Counter,
     FakeSummarizer,
     asst,
+    attached,
     forgetful,
     make_ctx,
     person,
@@ -88,6 +90,7 @@ async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
         memory_note="# note\n## Current Goal\n- parser",
         memory_covers=len(view),
     )
+    fresh = forgetful(fresh)  # nothing worth keeping: the plain threshold applies
     out = await default_policy().decide(view, replace(fresh, tool_compactable=lambda name: False))
     assert [c.tier for c in out] == ["T2"]  # (T1 has nothing it may clear here)
     no_region = replace(fresh.config, region_fraction=0.95)
@@ -103,13 +106,33 @@ async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
     chain(view, out)
 
 
+async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost():
+    """T4 would summarize the reads the model is about to edit: counted like the system prompt,
+    they move the threshold up, and the same usage does not trigger it."""
+    view = work_session(6, size=3_000)
+    ctx = make_ctx(
+        view,
+        budget=6_000,
+        used=5_100,
+        summarizer=FakeSummarizer(),
+        config=ContextConfig(micro_collapse=False),
+    )
+    needed, worthless = attached(ctx), forgetful(ctx)  # every read needed soon / none ever again
+    policy = default_policy()
+    plain = policy.auto_threshold(worthless, valued_tokens(view, worthless))
+    raised = policy.auto_threshold(needed, valued_tokens(view, needed))
+    assert plain == 0.835 * 6_000 <= 5_100 < raised <= 6_000
+    assert [c.tier for c in await policy.decide(view, needed) if c.tier in ("T1", "T2", "T3", "T4")] == []
+    assert make_policy("claude-code").auto_threshold(needed, valued_tokens(view, needed)) == plain
+
+
 async def test_auto_compact_off_keeps_only_the_lossless_tier():
     view = work_session(10, size=3_000)
     config = ContextConfig(auto_compact=False)
     ctx = make_ctx(
         view, budget=8_000, used=7_900, summarizer=FakeSummarizer(), config=config, last_request_at=0.0
     )
-    out = await default_policy().decide(view, ctx)
+    out = await default_policy().decide(view, forgetful(ctx))
     assert [c.tier for c in out] == ["T1"]
     assert default_policy().emergency(view, ctx, 9_000, 8_000).tier == "T5"
 

@@ -76,7 +76,7 @@ async def test_every_input_a_tier_removes_comes_back_byte_identical(name, tier, 
             memory_note="# note\n## Current Goal\n- parse",
             memory_covers=len(view) - 1,
             last_request_at=0.0,
-            config=ContextConfig(tool_trace="digest", tail_fraction=0.02),
+            config=ContextConfig(tool_trace="digest", tail_fraction=0.02, forecast_ratio=20.0),
         )
     )
     compaction = await tier.propose(view, ctx, trigger)

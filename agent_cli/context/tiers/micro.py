@@ -33,7 +33,7 @@ from agent_cli.context.tiers.coarsen import coarsen
 from agent_cli.context.tiers.collapse import KEEP_CALLS, collapse
 from agent_cli.context.tiers.image_clear import clear_image
 from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
-from agent_cli.context.tiers.pricing import Choice, choose, large_keys
+from agent_cli.context.tiers.pricing import Choice, auto_threshold, choose, large_keys, valued_tokens
 from agent_cli.context.tiers.selection import (
     is_compacted_result,
     read_range,
@@ -70,10 +70,12 @@ class MicroCompact:
         self.keep_recent = keep_recent
         self.collapse = collapse  # fold old cleared pairs into digest lines (tiers/collapse.py)
 
-    def capacity(self, ctx: TierContext) -> float:
-        """The next tier's threshold: above it, space decides what goes (T3 and T4 are lossy)."""
-        fraction = ctx.config.region_fraction if ctx.summarizer is not None else ctx.config.auto_fraction
-        return fraction * ctx.budget
+    def capacity(self, view: Sequence[Message], ctx: TierContext) -> float:
+        """The auto-compaction threshold (tiers/pricing.py:auto_threshold, which counts what is
+        worth keeping like a fixed cost): above it T4 (or T2) would summarize the middle, so space
+        decides what T1 clears first. (T3's lower threshold does not count: T3 leaves the pairs
+        worth keeping alone, tiers/region.py.)"""
+        return auto_threshold(ctx.config.auto_fraction, ctx.budget, valued_tokens(view, ctx))
 
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         if trigger == "cache_cold" and not is_cache_cold(ctx):
@@ -82,7 +84,7 @@ class MicroCompact:
             keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
             return self._unpriced(view, ctx, trigger, keep)
         cold = trigger == "cache_cold"
-        choice = choose(view, ctx, cold=cold, capacity=self.capacity(ctx))
+        choice = choose(view, ctx, cold=cold, capacity=self.capacity(view, ctx))
         if not choice.plan.chosen:
             return None
         cleared, originals, refs = clear(view, ctx, choice.results, choice.inputs)

@@ -173,7 +173,8 @@ def choose(view: Sequence[Message], ctx: TierContext, *, cold: bool, capacity: f
     market = market_for(view, ctx, tokens, cold)
     candidates, where = candidates_of(view, ctx, guesses)
     excess = max(0, int(ctx.used - capacity)) if capacity is not None else 0
-    target = max(0, int(ctx.used - ctx.config.region_target_fraction * ctx.budget)) if excess else 0
+    # over capacity: clear down to it less room for one more message like the last (then stop)
+    target = excess + ctx.counter.message(view[-1]) if excess and view else 0
     chosen = plan(candidates, market, excess=excess, target_excess=target)
     picked = {c.key for c in chosen.chosen}
     clear_results = frozenset(where[k][:2] for k in picked if not where[k][2])
@@ -212,3 +213,23 @@ def valued(view: Sequence[Message], ctx: TierContext) -> WorkingSet:
     stale = frozenset(call for call, g in guesses.items() if g.cls == "stale")
     files = tuple(dict.fromkeys(guesses[c].path for c in keep if c in guesses and guesses[c].path))
     return WorkingSet(frozenset(keep) - stale, stale, files)
+
+
+def valued_tokens(view: Sequence[Message], ctx: TierContext) -> int:
+    """Tokens of the results and inputs worth more kept than cleared (`valued`): what the lossy
+    tiers could only take by destroying value, and so count like the system prompt does."""
+    keep = valued(view, ctx).keep
+    total = 0
+    for message in view:
+        for block in message.blocks:
+            if block.type == "tool_result" and block.tool_use_id in keep:
+                total += ctx.counter.text(block.text)
+            elif block.type == "tool_use" and block.id in keep:
+                total += sum(ctx.counter.text(v) for v in block.input.values() if isinstance(v, str))
+    return total
+
+
+def auto_threshold(fraction: float, budget: int, kept: int) -> float:
+    """The auto-compaction threshold with `kept` tokens worth keeping: `fraction` of the room the
+    rest may use, on top of them (all of the budget when everything is worth keeping)."""
+    return fraction * budget + (1 - fraction) * min(kept, budget)

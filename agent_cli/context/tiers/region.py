@@ -7,6 +7,8 @@ structure stays valid: every tool_use block stays, the first large result of the
 summary, the run's other large results a one-line pointer to it; reminders inside the run are folded
 into the summary. The person's words and the assistant's text are not touched. Stops once usage is at
 or below `region_target_fraction` of the budget, or when the summarizer fails (what was done stays).
+Below the auto threshold it is a priced bet like T1's (`pays`): it runs only when what it frees,
+read by every request of the forecast, saves more than the cache rewrite and the summarizer cost.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from agent_cli.context.eviction import CACHE_READ
 from agent_cli.context.model import Compaction, SpanReplacement, Summarizer, TierContext, TierName
 from agent_cli.context.tiers.condense import Templates, condense
 from agent_cli.context.tiers.markers import POINTER_PREFIX, REGION_PREFIX, make_ref
-from agent_cli.context.tiers.pricing import valued
+from agent_cli.context.tiers.micro import is_cache_cold
+from agent_cli.context.tiers.pricing import auto_threshold, market_for, valued, valued_tokens
 from agent_cli.context.tiers.rendering import render_for_summary, render_transcript
 from agent_cli.context.tiers.selection import (
     find_tail_start,
@@ -124,10 +128,14 @@ class RegionCompact:
         uses = tool_uses_by_id(view)
         target = ctx.config.region_target_fraction * ctx.budget
         used = ctx.used
+        runs = find_runs(view, ctx, uses)
+        due = auto_threshold(ctx.config.auto_fraction, ctx.budget, valued_tokens(view, ctx))
+        if trigger != "manual" and used < due and not pays(view, ctx, runs):
+            return None  # below the auto threshold T3 is a bet like T1's: it must pay
         replacements: list[SpanReplacement] = []
         originals: dict[str, str] = {}
         summaries: list[str] = []
-        for run in find_runs(view, ctx, uses):
+        for run in runs:
             if used <= target:
                 break
             messages = view[run.start : run.end]
@@ -164,6 +172,19 @@ class RegionCompact:
             summary="\n\n".join(summaries),
             originals=originals,
         )
+
+
+def pays(view: Sequence[Message], ctx: TierContext, runs: Sequence[Run]) -> bool:
+    """Whether summarizing `runs` saves, over the forecast, more than it costs: the cache rewritten
+    from the first run on (tiers/pricing.py prices it) and the summarizer reading the runs."""
+    if not runs:
+        return False
+    tokens = [ctx.counter.message(m) for m in view]
+    market = market_for(view, ctx, tokens, cold=is_cache_cold(ctx))
+    worth = sum(r.worth for r in runs)
+    freed = int(worth * (1 - ctx.config.region_ratio))
+    saving = CACHE_READ * freed * market.requests
+    return saving > market.rewrite(min(r.start for r in runs), freed) + worth
 
 
 async def summarize_run(

@@ -15,7 +15,9 @@ class TooManyRereads(AssertionError):
 
 
 @pytest.mark.xfail(
-    strict=True, raises=TooManyRereads, reason="issue 19: the eviction policy is being rewritten"
+    strict=True,
+    raises=TooManyRereads,
+    reason="issue 19: the priced policy makes 2 forced re-reads here (target 1): bench/RESULTS.md, closed loop",
 )
 def test_ten_reads_then_ten_edits_at_60k_force_at_most_one_re_read(tmp_path):
     scenario = batch(10)
@@ -29,3 +31,14 @@ def test_ten_reads_then_ten_edits_at_60k_force_at_most_one_re_read(tmp_path):
     assert run.model.requests == 21 + len(run.model.forced)  # 10 reads, 10 edits, the answer
     if len(run.model.forced) > 1:
         raise TooManyRereads(f"{len(run.model.forced)} forced re-reads: {run.model.forced}")
+
+
+def test_the_same_run_costs_at_most_a_tenth_more_than_unpressured(tmp_path):
+    """What the priced clears and the forced room-making at 60k cost, against the run with no
+    management at all (weighted input as the server bills it, every request counted)."""
+    scenario = batch(10)
+    pressured = run_closed_loop(scenario, tmp_path / "pressured", 60_000)
+    free = run_closed_loop(scenario, tmp_path / "free", None)
+    assert pressured.returncode == free.returncode == 0, pressured.stderr + free.stderr
+    assert free.model.forced == [] and pressured.model.blind == []
+    assert pressured.model.weighted_input <= 1.1 * free.model.weighted_input

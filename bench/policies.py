@@ -6,15 +6,19 @@ For each file and policy: weighted input (uncached 1, cache write 1.25, cache re
 to Claude Code's recorded weighted input, peak context and its ratio to the recorded peak,
 compactions, integrity (orphans, over-budget requests), recall (texts that left the view given back
 byte-identical) and fidelity (recorded edits, blind ones, the adjusted weighted input).
-Goals (printed next to the numbers): on each long session the default policy costs <= 0.75x Claude
-Code's weighted input and <= 0.70x adjusted, peaks <= 0.6x its context; blind <= 2% of the edits
-visible with no management; integrity 0; everything compacted recoverable.
+Goals (issue 19; printed next to the numbers): over the long sessions, the default policy's blind
+edits <= 2% of the edits visible with no management overall and <= 5% on any one; its adjusted cost
+(one re-read per blind edit) median <= 0.65x Claude Code's weighted input and every one <= 0.90x;
+peak <= 0.6x its context; integrity 0; everything compacted recoverable; fewer blind edits and a
+lower adjusted cost than both of the API's own alternatives (api-clear, api-compact). The oracle row
+shows how much of the saving needs foresight. `misses` are cleared items the session came back for.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,10 +34,11 @@ from agent_cli.replay.driver import POLICIES, replay  # noqa: E402
 from agent_cli.replay.report import ReplayResult  # noqa: E402
 
 LONG_SESSION_REQUESTS = 50  # a session with at least this many requests is "long" for the goals
-GOAL_WEIGHTED = 0.75
 GOAL_PEAK = 0.60
-GOAL_BLIND = 0.02  # of the edits visible with no management (fidelity.py)
-GOAL_ADJUSTED = 0.70  # adjusted weighted input (one re-read per blind edit) over Claude Code's
+GOAL_BLIND = 0.02  # of the edits visible with no management (fidelity.py), over all long sessions
+GOAL_BLIND_ONE = 0.05  # ... and on any one
+GOAL_MEDIAN = 0.65  # adjusted weighted input (one re-read per blind edit) over Claude Code's: median
+GOAL_EVERY = 0.90  # ... and every session
 
 
 def measure(path: Path, policy: str) -> dict[str, Any]:
@@ -66,7 +71,7 @@ def _ratios(result: ReplayResult) -> dict[str, Any]:
 
 
 def goals(row: dict[str, Any]) -> list[tuple[str, bool]]:
-    """(goal, met) for one row; the cost goals apply to the default policy on long sessions."""
+    """(goal, met) for one row; the per-session goals apply to the default policy on long sessions."""
     out: list[tuple[str, bool]] = []
     integrity = row["integrity"]
     recall = row["recall"]
@@ -74,13 +79,46 @@ def goals(row: dict[str, Any]) -> list[tuple[str, bool]]:
         out.append(("integrity 0", not any(integrity.values())))
         out.append(("all compacted recoverable", recall["recoverable_items"] == recall["compacted_items"]))
         fid = row["fidelity"]
-        if fid["visible_unmanaged"]:
-            out.append((f"blind <= {GOAL_BLIND:.0%}", fid["blind"] <= GOAL_BLIND * fid["visible_unmanaged"]))
+        if fid["visible_unmanaged"] and row["requests"] >= LONG_SESSION_REQUESTS:
+            out.append(
+                (f"blind <= {GOAL_BLIND_ONE:.0%}", fid["blind"] <= GOAL_BLIND_ONE * fid["visible_unmanaged"])
+            )
         if row["requests"] >= LONG_SESSION_REQUESTS and row["adjusted_ratio"] is not None:
-            out.append((f"adjusted <= {GOAL_ADJUSTED}x", row["adjusted_ratio"] <= GOAL_ADJUSTED))
-        if row["requests"] >= LONG_SESSION_REQUESTS and row["weighted_ratio"] is not None:
-            out.append((f"weighted <= {GOAL_WEIGHTED}x", row["weighted_ratio"] <= GOAL_WEIGHTED))
+            out.append((f"adjusted <= {GOAL_EVERY}x", row["adjusted_ratio"] <= GOAL_EVERY))
             out.append((f"peak <= {GOAL_PEAK}x", row["peak_ratio"] <= GOAL_PEAK))
+    return out
+
+
+def overall(rows: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+    """The goals over all long sessions: blind overall, the adjusted median, beating the API."""
+    long = [r for r in rows if r["requests"] >= LONG_SESSION_REQUESTS and r["adjusted_ratio"] is not None]
+    by = {p: [r for r in long if r["policy"] == p] for p in {r["policy"] for r in long}}
+    out: list[tuple[str, bool]] = []
+    default = by.get("default", [])
+    if not default:
+        return out
+    blind = sum(r["fidelity"]["blind"] for r in default)
+    visible = sum(r["fidelity"]["visible_unmanaged"] for r in default)
+    median = statistics.median(r["adjusted_ratio"] for r in default)
+    out.append(
+        (f"blind {blind}/{visible} <= {GOAL_BLIND:.0%} overall", blind <= GOAL_BLIND * max(1, visible))
+    )
+    out.append((f"adjusted median {median:.3f} <= {GOAL_MEDIAN}x", median <= GOAL_MEDIAN))
+    for api in ("api-clear", "api-compact"):
+        other = by.get(api)
+        if other:
+            their_blind = sum(r["fidelity"]["blind"] for r in other)
+            their_median = statistics.median(r["adjusted_ratio"] for r in other)
+            out.append(
+                (
+                    f"beats {api} (blind {their_blind}, adjusted median {their_median:.3f})",
+                    blind < their_blind and median < their_median,
+                )
+            )
+    oracle = by.get("oracle")
+    if oracle:
+        theirs = statistics.median(r["adjusted_ratio"] for r in oracle)
+        out.append((f"oracle within 0.05x (oracle median {theirs:.3f})", median - theirs <= 0.05))
     return out
 
 
@@ -111,6 +149,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
         table.add_column("recall", justify="right")
         table.add_column("edits", justify="right")
         table.add_column("blind", justify="right")
+        table.add_column("misses", justify="right")
         table.add_column("adjusted", justify="right")
         for row in group:
             i = row["integrity"]
@@ -125,6 +164,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
                 f"{row['recall']['recoverable_items']}/{row['recall']['compacted_items']}",
                 str(fid["edits"]),
                 f"{fid['blind']}/{fid['visible_unmanaged']}",
+                f"{row['misses']['count']} ({row['misses']['cost']:,})",
                 f"{fid['adjusted_weighted_input']:,}" + _ratio(row["adjusted_ratio"]),
             )
         console.print(table)
@@ -144,7 +184,7 @@ def _ratio(value: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", type=Path, default=ROOT / "tests" / "replay" / "fixtures" / "transcripts")
+    parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
     parser.add_argument("--policy", action="append", choices=POLICIES, help="repeatable; default: all")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of tables")
     args = parser.parse_args(argv)
@@ -159,10 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     render(rows, console)
     missed = [(Path(r["file"]).name, name) for r in rows for name, ok in goals(r) if not ok]
-    console.print(
-        f"goals (default policy): weighted <= {GOAL_WEIGHTED}x and peak <= {GOAL_PEAK}x Claude Code's on each "
-        f"session of >= {LONG_SESSION_REQUESTS} requests; integrity 0; all compacted items recoverable"
-    )
+    for name, ok in overall(rows):
+        console.print(
+            f"  goal (over the long sessions): {name}: " + ("[green]met[/]" if ok else "[red]MISSED[/]")
+        )
+        if not ok:
+            missed.append(("all", name))
     console.print("[green]all goals met[/]" if not missed else f"[red]missed:[/] {missed}")
     return 0
 

@@ -69,10 +69,9 @@ def test_api_clear_keeps_three_tool_uses_past_its_trigger_and_nothing_is_recalla
 def test_api_compact_replaces_the_history_at_150k(tmp_path: Path):
     s = SessionWriter()
     s.user("go", 0)
-    for n in range(8):
-        s.tool_turn(
-            "Bash", {"command": f"dump {n}"}, "\n".join(f"line {n}-{k}" for k in range(2_900)), at=5 + n
-        )
+    for n in range(24):  # each under T0's 30,000 chars
+        rows = "\n".join(f"row {n}-{k} value {k * 7}" for k in range(1_400))
+        s.tool_turn("Bash", {"command": f"dump {n}"}, rows, at=5 + n)
     s.response([{"type": "text", "text": "ok"}], at=40)
     result = replay(s.write(tmp_path / "grow.jsonl"), policy="api-compact")
     # the API's summary (here the ledger's static one: replay has no summarizer) replaces the history

@@ -689,3 +689,12 @@ async def test_tiers_never_mutate_their_input(tier):
     compaction = await tier.propose(view, ctx, "cache_cold")
     assert compaction is not None  # each tier did change something ...
     assert view == snapshot  # ... on copies
+
+
+async def test_an_item_larger_than_the_whole_budget_goes_however_valuable():
+    view = [person("read it")] + read_pair(1, 40_000) + [asst("Read."), person("now edit it", 2)]
+    ctx = attached(make_ctx(view, budget=6_000))  # the read looks needed soon, and is 10k tokens
+    compaction = await MicroCompact().propose(view, ctx, "pressure")
+    assert compaction is not None and compaction.bet.forced
+    new = apply_compaction(view, compaction)
+    assert new[2].blocks[0].text.startswith("[cleared: read_file") and Counter().total(new) < 6_000

@@ -4,10 +4,15 @@ talks to the local Messages-API server (tests/fakeapi) with scripted tool calls.
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
+import sys
 from pathlib import Path
 
-from acp import text_block
+from acp import image_block, resource_link_block, text_block
+from acp.schema import McpServerStdio
+from PIL import Image
 
 from tests.acp.harness import WAIT, Editor, connected
 from tests.e2e import anthropic_env, run_agent, tool_results
@@ -120,3 +125,32 @@ async def test_a_client_that_hangs_up_mid_turn_leaves_a_resumable_session(
     assert json.loads(resumed.stdout)["result"] == "Resumed."
     results = tool_results(server)
     assert any("interrupted" in r for r in results), results
+
+
+async def test_an_editor_without_fs_brings_an_image_a_file_link_and_its_mcp_server(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    server, env = fake_anthropic, anthropic_env(workspace, fake_anthropic)
+    editor = Editor()
+    picture = io.BytesIO()
+    Image.new("RGB", (40, 30), "red").save(picture, "PNG")
+    box = McpServerStdio(name="box", command=sys.executable, args=["-m", "tests.mcp_servers.toolbox"], env=[])
+    server.push(tool_call("mcp__box__echo", {"text": "from the editor's server"}), text("Seen."))
+    async with connected(editor, workspace, env, fs=False) as (conn, _):
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[box])).session_id
+        blocks = [
+            text_block("look at this"),
+            image_block(base64.b64encode(picture.getvalue()).decode(), "image/png"),
+            resource_link_block("README.md", (workspace / "README.md").as_uri()),
+        ]
+        done = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=blocks), WAIT)
+        assert done.stop_reason == "end_turn" and "Seen." in editor.text()
+        first, second = server.requests[-2:]
+        assert "mcp__box__echo" in [t["name"] for t in first["tools"]]  # the client's MCP server
+        sent = json.dumps(first["messages"])
+        assert '"type": "image"' in sent and "# demo" in sent  # the image, and the linked file read
+        assert "from the editor's server" in json.dumps(second["messages"][-1])
+        assert editor.reads == []  # no fs offered: the disk was read
+
+        shown = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("/context")]), WAIT)
+        assert shown.stop_reason == "end_turn" and "tokens in use" in editor.text()

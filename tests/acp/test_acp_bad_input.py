@@ -11,6 +11,7 @@ from typing import Any
 
 from tests.acp.harness import AGENT, WAIT
 from tests.e2e import anthropic_env
+from tests.fakeapi.replies import text
 from tests.fakeapi.server import FakeAnthropic
 
 
@@ -92,3 +93,44 @@ async def test_unknown_methods_and_malformed_requests_get_errors_and_the_agent_s
     said = stderr.read_text().splitlines()
     assert said == [line for line in said if line.startswith("agent acp: ")]  # one line each, no traceback
     assert any("JSON" in line for line in said), said
+
+
+async def test_a_client_that_declares_compaction_gets_compaction_updates(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """The draft `compaction_update` (not in the SDK's types): only a raw client can declare it."""
+    process = await asyncio.create_subprocess_exec(
+        *AGENT,
+        cwd=workspace,
+        env=anthropic_env(workspace, fake_anthropic),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    raw = Raw(process)
+    seen: list[dict[str, Any]] = []
+    try:
+        caps = {"session": {"compaction": {}}}
+        await raw.call(1, "initialize", {"protocolVersion": 1, "clientCapabilities": caps})
+        opened = await raw.call(2, "session/new", {"cwd": str(workspace), "mcpServers": []})
+        session_id = opened["result"]["sessionId"]
+        long = "Here is a long answer. " * 600  # enough for a summary to be smaller
+        fake_anthropic.push(text(long), text(long), text("## Goal\nTalk.\n## Current state\nDone."))
+        for request_id, words in ((3, "first"), (4, "second"), (5, "/compact")):
+            prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": words}]}
+            await raw.send(
+                json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": prompt})
+            )
+            while True:  # the notifications up to the prompt's answer
+                message = json.loads(await asyncio.wait_for(process.stdout.readline(), WAIT))
+                if message.get("id") == request_id:
+                    break
+                seen.append(message.get("params", {}).get("update", {}))
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), WAIT)
+    kinds = [update.get("sessionUpdate") for update in seen]
+    assert "compaction_update" in kinds, kinds
+    (compaction,) = [u for u in seen if u.get("sessionUpdate") == "compaction_update"]
+    assert compaction["status"] == "completed" and compaction["compactionId"]
+    assert not any("context compacted" in json.dumps(u) for u in seen)  # not also said as a message

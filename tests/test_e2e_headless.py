@@ -157,11 +157,14 @@ def test_every_failure_prints_the_object(workspace: Path, fake_anthropic: FakeAn
 
 
 def prompt_of(server: FakeAnthropic, request: int = 0) -> str:
-    """The person's words in the last user message of a request (its last text block: the blocks
-    before it are the program's, e.g. the environment)."""
+    """The person's words in the last user message of a request: its text blocks after the
+    program's own (the environment, tagged), joined — what was piped in is a block of its own, as a
+    paste is, so it is never read for `@`, `!` or `#`."""
     content = server.requests[request]["messages"][-1]["content"]
-    texts = [content] if isinstance(content, str) else [b["text"] for b in content if b["type"] == "text"]
-    return texts[-1]
+    if isinstance(content, str):
+        return content
+    texts = [b["text"] for b in content if b["type"] == "text" and not b["text"].startswith("<env>")]
+    return "".join(texts)
 
 
 def test_piped_stdin_is_part_of_the_prompt(workspace: Path, fake_anthropic: FakeAnthropic) -> None:

@@ -1,5 +1,5 @@
 """Imports flow one way (ARCHITECTURE.md): core <- context, llm, tools <- session, settings <-
-extensions <- agent <- tui, replay, api <- cli. Each package's __init__ docstring says what it may import;
+extensions <- agent <- tui, replay, api <- acp <- cli. Each package's __init__ docstring says what it may import;
 these tests hold the code to it, and hold the docstrings to the floors below."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ ALLOWED = {
     "tui": {"core", "agent", "tui"},
     "replay": {"core", "context", "llm", "tools", "replay"},
     "api": {"core", "context", "llm", "tools", "session", "settings", "extensions", "agent", "api"},
+    "acp": {"core", "tools", "agent", "api", "acp"},
     "cli": {
         "core",
         "context",
@@ -38,6 +39,7 @@ ALLOWED = {
         "tui",
         "replay",
         "api",
+        "acp",
         "cli",
     },
 }
@@ -54,6 +56,7 @@ THIRD_PARTY_BANNED = {
     "tui": {"typer"},
     "replay": {"textual", "typer"},
     "api": {"textual", "typer", "anthropic"},
+    "acp": {"textual", "typer", "anthropic"},
 }
 MAX_MODULE_LINES = 420
 MAX_SIDE_BY_SIDE = {"agent": 16}  # the turn's room stays small enough to read as a list
@@ -143,7 +146,7 @@ def test_help_and_version_do_not_load_the_mcp_sdk():
         "import sys\nfrom agent_cli import cli\n"
         "for argv in (['--version'], ['--help'], ['mcp', '--help']):\n"
         "    try:\n        cli.main(argv)\n    except SystemExit:\n        pass\n"
-        "print(sorted(m for m in ('mcp', 'anthropic') if m in sys.modules))"
+        "print(sorted(m for m in ('mcp', 'anthropic', 'acp') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

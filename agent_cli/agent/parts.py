@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from agent_cli.llm.models import ModelRegistry
     from agent_cli.session.log import EventLog, SessionStore
     from agent_cli.settings.config import Config
-    from agent_cli.tools.base import OutputLimits, ToolContext
+    from agent_cli.tools.base import FileAccess, OutputLimits, ToolContext
     from agent_cli.tools.permissions import Permissions
     from agent_cli.tools.registry import ToolRegistry
     from agent_cli.tools.sandbox.bwrap import Sandbox
@@ -116,3 +116,4 @@ class SessionParts:
     )  # the environment bash gets (tools/sandbox/child_env.py)
     shells: ShellManager = field(default_factory=ShellManager)  # background shells (tools/shells/)
     files: FileIndex | None = None  # the workspace's files `@` completes against
+    file_access: FileAccess | None = None  # an editor's buffers for the file tools (ACP), else the disk

@@ -137,6 +137,7 @@ class AgentSession:
             child_env=self.parts.child_env,
             side_model=functools.partial(self._summarize, purpose="web_fetch"),
             shells=self.shells,
+            files=self.parts.file_access,
         )
         self.engine.sources.append(ShellReminders(self.shells, load_prompt("background_shells")))
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)

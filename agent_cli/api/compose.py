@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from agent_cli.session.log import EventLog
     from agent_cli.settings.config import Config
     from agent_cli.settings.trust import TrustDecision
-    from agent_cli.tools.base import ToolContext
+    from agent_cli.tools.base import FileAccess, ToolContext
 
 BUILTIN_COMMANDS = tuple(c.name for c in COMMANDS) + ("exit",)  # names a custom command may not take
 
@@ -68,10 +68,12 @@ def compose_session(
     clock: Callable[[], float] = time.time,
     mcp: McpRuntime | None = None,
     hooks: HookRunner | None = None,
+    file_access: FileAccess | None = None,
 ) -> AgentSession:
     """A session on `setup.workspace`: the settings files parsed once (permission rules and hooks
     read them), the sandbox, the store, the extensions and the tools, then the session opens its log.
-    `tools` and `hooks` replace the defaults (tests); `mcp` is the running servers, if any."""
+    `tools` and `hooks` replace the defaults (tests); `mcp` is the running servers, if any;
+    `file_access` an editor's buffers for the file tools (ACP), else they use the disk."""
     workspace = setup.workspace.resolve()
     settings = load_all_settings(workspace)
     gathered = gather_rules(config, workspace, setup.trusted, settings)
@@ -115,6 +117,7 @@ def compose_session(
         child_env=config.child_env(),
         shells=shells,
         files=FileIndex(workspace),
+        file_access=file_access,
     )
     return AgentSession(parts, setup)
 
@@ -241,6 +244,7 @@ def open_session(
     demo: bool = False,
     trusted: bool | None = None,
     report: Callable[[str, str], None] | None = None,
+    file_access: FileAccess | None = None,
 ) -> AgentSession:
     """The session a front end runs (through api.Session: the TUI, `agent -p`, programs): the
     provider the config names, the trust decision, the workspace's MCP servers, then
@@ -261,7 +265,7 @@ def open_session(
 
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
     setup = SessionSetup(workspace, resume_id, interactive, trusted, fork=fork)
-    session = compose_session(config, provider, setup, mcp=mcp)
+    session = compose_session(config, provider, setup, mcp=mcp, file_access=file_access)
     if untold:  # what the workspace brought and was left out: a notice with the first prompt
         session.warnings.append(untold)
     return session

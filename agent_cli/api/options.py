@@ -9,9 +9,10 @@ a keyword mean the same thing everywhere. Permission modes may be given in Claud
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from agent_cli.api.compose import session_store
 from agent_cli.core.errors import ConfigError, SessionError
@@ -41,7 +42,10 @@ class Options:
     `allowed_tools` / `disallowed_tools` are permission rules in Claude Code's syntax, as a string or
     a sequence of strings. `resume` is a session id (a unique prefix is enough); `continue_session`
     goes on in the latest session of `cwd`; `fork_session` goes on in a copy of either. `script` runs
-    the scripted provider from a YAML/JSON file, `demo` the built-in demo script (both offline)."""
+    the scripted provider from a YAML/JSON file, `demo` the built-in demo script (both offline).
+    `mcp_servers` are MCP servers the caller brings, by name, in `.mcp.json`'s shape ({"command",
+    "args", "env"} or {"type": "http", "url", "headers"}): used as the person's own (an editor's, over
+    ACP), beside those of their config, whose same names they replace."""
 
     cwd: Path | str = "."
     model: str | None = None
@@ -58,6 +62,7 @@ class Options:
     script: str | None = None
     demo: bool = False
     debug: bool = False
+    mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowed_tools", _rules(self.allowed_tools))
@@ -96,6 +101,12 @@ def prepare(options: Options) -> Prepared:
         "trust_workspace": options.trust_workspace or None,
     }
     config = load_config(workspace, overrides)
+    if options.mcp_servers:
+        servers = {
+            **config.user_extensions.mcp_servers,
+            **{k: dict(v) for k, v in options.mcp_servers.items()},
+        }
+        config = replace(config, user_extensions=replace(config.user_extensions, mcp_servers=servers))
     if options.allowed_tools or options.disallowed_tools:
         rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
         config = replace(config, flag_permissions=rules)

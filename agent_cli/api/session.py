@@ -28,6 +28,7 @@ from agent_cli.core.events import Event, Notice, PermissionDecision, PermissionR
 
 if TYPE_CHECKING:
     from agent_cli.agent.runner import AgentSession
+    from agent_cli.tools.base import FileAccess
 
 PermissionCallback = Callable[[PermissionRequest], Awaitable[PermissionDecision]]
 Report = Callable[[str, str], None]  # (text, level): problems as they happen (headless: stderr)
@@ -40,7 +41,9 @@ class Session:
 
     `interactive` is for front ends that answer permission questions themselves from the events
     (the TUI); a `can_use_tool` callback makes a session interactive too. `report` gets problems as
-    they happen (MCP servers, an untrusted workspace); without it they come as Notice events."""
+    they happen (MCP servers, an untrusted workspace); without it they come as Notice events.
+    `files` is where the file tools read and write text instead of the disk (an editor's buffers:
+    `agent acp` passes the client's `fs` methods)."""
 
     def __init__(
         self,
@@ -51,6 +54,7 @@ class Session:
         can_use_tool: PermissionCallback | None = None,
         interactive: bool = False,
         report: Report | None = None,
+        files: FileAccess | None = None,
         **fields: Any,
     ) -> None:
         if (options is not None or prepared is not None) and (fields or str(cwd) != "."):
@@ -60,6 +64,7 @@ class Session:
         self.can_use_tool = can_use_tool
         self.interactive = interactive or can_use_tool is not None
         self.report = report
+        self.files = files
         self._backend: AgentSession | None = None
         self._current: AsyncGenerator[Event, None] | None = None  # the last send's events
         self.result: Result | None = None  # the last prompt's
@@ -92,6 +97,7 @@ class Session:
             demo=prepared.demo,
             trusted=trusted,
             report=self.report,
+            file_access=self.files,
         )
         if self._backend.mcp is not None:
             self._backend.mcp.start()  # on this loop: servers connect while the prompt is prepared

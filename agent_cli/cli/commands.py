@@ -220,6 +220,54 @@ def typer_app():
         for line in report(_config({}), Path.cwd()):
             print(line)
 
+    @app.command()
+    def acp(
+        ctx: typer.Context,
+        model: str | None = typer.Option(None, "--model", "-m", metavar="NAME", help="Model name."),
+        provider: str | None = typer.Option(
+            None, "--provider", metavar="NAME", help="anthropic | scripted | openai."
+        ),
+        permission_mode: str | None = typer.Option(
+            None,
+            "--permission-mode",
+            metavar="MODE",
+            help="The sessions' mode at start (the client may switch it).",
+        ),
+        allowed_tools: list[str] = typer.Option([], "--allowed-tools", "--allowedTools", metavar="RULES"),
+        disallowed_tools: list[str] = typer.Option(
+            [], "--disallowed-tools", "--disallowedTools", metavar="RULES"
+        ),
+        trust_workspace: bool = typer.Option(
+            False, "--trust-workspace", metavar="", help="Use the workspaces' .mcp.json, hooks and settings."
+        ),
+        script: str | None = typer.Option(
+            None, "--script", metavar="FILE", help="Script for the scripted provider."
+        ),
+        demo: bool = typer.Option(
+            False, "--demo", metavar="", help="A scripted model, offline, no key needed."
+        ),
+    ) -> None:
+        """Serve the Agent Client Protocol on stdin/stdout: editors (Zed, JetBrains, Neovim) and toad
+        start `agent acp` and drive its sessions."""
+        from agent_cli.acp.main import serve
+        from agent_cli.api.options import Options
+
+        root = ctx.find_root().params  # `agent --model X acp` works too
+
+        options = Options(
+            cwd=Path.cwd(),
+            model=model or root.get("model"),
+            provider=provider or root.get("provider"),
+            permission_mode=permission_mode or root.get("permission_mode"),
+            allowed_tools=(*root.get("allowed_tools", ()), *allowed_tools),
+            disallowed_tools=(*root.get("disallowed_tools", ()), *disallowed_tools),
+            trust_workspace=trust_workspace or bool(root.get("trust_workspace")),
+            script=script or root.get("script"),
+            demo=demo or bool(root.get("demo")),
+            debug=bool(root.get("debug")),
+        )
+        raise typer.Exit(serve(options))
+
     mcp_app = typer.Typer(
         help="MCP servers from .mcp.json and config.toml (mcp_servers tables).", no_args_is_help=True
     )

@@ -88,6 +88,21 @@ class ProcessRecorder(Protocol):
 SideModel = Callable[[str, str], Awaitable[str]]
 
 
+class FileAccess(Protocol):
+    """Where read_file, write_file and edit_file find a text file and put it back when it is not the
+    disk: an editor's buffers (ACP's `fs` methods), so the model reads what the person sees, saved
+    or not. Permission checks are the same either way; only where the text comes from changes."""
+
+    async def read_text(self, path: Path) -> str | None:
+        """The file's text as the editor holds it; None: not through here (the disk is read)."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> bool:
+        """Put `text` in the editor's file; False: not through here (the disk is written). Raises
+        ToolError when the editor refuses."""
+        ...
+
+
 class ShellStarter(Protocol):
     """Starts `bash` commands with `run_in_background` (tools/shells/manager.py implements it)."""
 
@@ -115,6 +130,7 @@ class ToolContext:
     child_env: ChildEnv = field(default_factory=ChildEnv)  # what bash sees of the environment
     side_model: SideModel | None = None  # the summarizer model (web_fetch's prompt), None outside a session
     shells: ShellStarter | None = None  # background shells (None: run_in_background is refused)
+    files: FileAccess | None = None  # an editor's buffers for the file tools (None: the disk)
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ from typing import Any
 from agent_cli.core.errors import ToolError
 from agent_cli.core.files import atomic_write_bytes
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
-from agent_cli.tools.encoding import with_line_ending
+from agent_cli.tools.encoding import UTF8, with_line_ending
 from agent_cli.tools.fs import (
     TextFile,
     display_path,
@@ -68,10 +68,11 @@ class EditTool(PathTool):
             path = path.resolve()
         if not path.exists():
             if old == "":
-                return _write(ctx, path, "", new, 1, 1, created=True)
+                return await _write(ctx, path, "", new, 1, 1, created=True)
             error = missing_path_error(ctx.workspace, path)
             raise ToolError(f"{error} (to create a file, use write_file or an empty old_string)")
-        file = load_text(ctx.workspace, path)
+        buffered = await ctx.files.read_text(path) if ctx.files is not None else None
+        file = load_text(ctx.workspace, path) if buffered is None else TextFile(buffered, UTF8, b"")
         text = file.text
         if old == "":
             if text:
@@ -79,7 +80,7 @@ class EditTool(PathTool):
                     f"old_string is empty but {shown} already exists and is not empty; give the exact "
                     "text to replace, or use write_file to rewrite the whole file"
                 )
-            return _write(ctx, path, text, new, 1, 1, created=False, file=file)
+            return await _write(ctx, path, text, new, 1, 1, created=False, file=file)
         new = with_line_ending(new, file.newline)  # new lines in a CRLF file end in CRLF too
         starts = _occurrences(text, old)
         if not starts and "\r\n" in text and "\n" in old and "\r\n" not in old:
@@ -96,7 +97,9 @@ class EditTool(PathTool):
             )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         first_line = text.count("\n", 0, starts[0]) + 1
-        return _write(ctx, path, text, updated, len(starts), first_line, created=False, new=new, file=file)
+        return await _write(
+            ctx, path, text, updated, len(starts), first_line, created=False, new=new, file=file
+        )
 
 
 def _occurrences(text: str, needle: str) -> list[int]:
@@ -107,7 +110,7 @@ def _occurrences(text: str, needle: str) -> list[int]:
     return starts
 
 
-def _write(
+async def _write(
     ctx: ToolContext,
     path: Any,
     before: str,
@@ -120,7 +123,9 @@ def _write(
 ) -> ToolResult:
     shown = display_path(ctx.workspace, path)
     try:
-        if file is None:
+        if ctx.files is not None and await ctx.files.write_text(path, after):
+            pass  # the editor has it (and saves it as it saves a buffer)
+        elif file is None or not file.data:  # new, or read from the editor (which keeps its encoding)
             atomic_write(path, after)
         else:
             atomic_write_bytes(path, encode_like(file, after, shown))

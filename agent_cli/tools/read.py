@@ -76,6 +76,10 @@ class ReadTool(PathTool):
             image = await asyncio.to_thread(load_image, path, shown)
             meta = {"path": str(path), "image": [image.width, image.height], "tokens": image.tokens}
             return ToolResult(output=image.caption(shown), meta=meta, image=image.part)
+        buffered = await ctx.files.read_text(path) if ctx.files is not None else None
+        if buffered is not None:  # the editor's buffer, saved or not (a binary file is not one)
+            selected, total = split_text(buffered, offset, limit)
+            return _numbered(ctx, path, shown, selected, total, offset, {"editor": True})
         try:
             size = path.stat().st_size
             with open(path, "rb") as f:
@@ -96,28 +100,47 @@ class ReadTool(PathTool):
             raise ToolError(f"{shown}: cannot be decoded as {encoding.label} — not shown") from e
         except OSError as e:
             raise ToolError(f"{shown}: cannot read ({e.strerror or e})") from e
-        meta: dict[str, Any] = {"path": str(path), "lines": [0, 0], "total_lines": total}
-        if not encoding.is_utf8:
-            meta["encoding"] = encoding.label
-        if total == 0:
-            return ToolResult(output=f"{shown} is empty (0 lines).", meta=meta)
-        if offset > total:
-            raise ToolError(
-                f"offset {offset} is past the end of {shown}, which has {total} line{'s' * (total != 1)}"
-            )
-        first, last = offset, offset + len(selected) - 1
-        body = "\n".join(_number(n, line) for n, line in enumerate(selected, start=first))
-        if last < total:
-            body += (
-                f"\n… {total - last} more line{'s' * (total - last != 1)} "
-                f"(file has {total}); use offset={last + 1} to continue."
-            )
-        meta["lines"] = [first, last]
-        earlier = ctx.seen_read(path, body) if ctx.seen_read is not None else None
-        if earlier:
-            meta["unchanged_since"] = earlier
-            return ToolResult(output=unchanged(earlier, shown, first, last), meta=meta)
-        return ToolResult(output=body, meta=meta)
+        return _numbered(
+            ctx,
+            path,
+            shown,
+            selected,
+            total,
+            offset,
+            {} if encoding.is_utf8 else {"encoding": encoding.label},
+        )
+
+
+def _numbered(
+    ctx: ToolContext,
+    path: Path,
+    shown: str,
+    selected: list[str],
+    total: int,
+    offset: int,
+    extra: dict[str, Any],
+) -> ToolResult:
+    """The selected lines numbered, or what is wrong with the offset asked for."""
+    meta: dict[str, Any] = {"path": str(path), "lines": [0, 0], "total_lines": total, **extra}
+    if total == 0:
+        return ToolResult(output=f"{shown} is empty (0 lines).", meta=meta)
+    if offset > total:
+        raise ToolError(
+            f"offset {offset} is past the end of {shown}, which has {total} line{'s' * (total != 1)}"
+        )
+    first, last = offset, offset + len(selected) - 1
+    body = "\n".join(_number(n, line) for n, line in enumerate(selected, start=first))
+    if last < total:
+        body += (
+            f"\n… {total - last} more line{'s' * (total - last != 1)} "
+            f"(file has {total}); use offset={last + 1} to continue."
+        )
+    meta["lines"] = [first, last]
+    earlier = ctx.seen_read(path, body) if ctx.seen_read is not None else None
+    if earlier:
+        meta["unchanged_since"] = earlier
+        return ToolResult(output=unchanged(earlier, shown, first, last), meta=meta)
+    return ToolResult(output=body, meta=meta)
 
 
 def unchanged(ref: str, shown: str, first: int, last: int) -> str:
@@ -127,6 +150,15 @@ def unchanged(ref: str, shown: str, first: int, last: int) -> str:
         f"unchanged since {ref}: {shown} lines {first}-{last} are exactly as that read_file result "
         "shows them, still in the context above; refer to it instead of reading again."
     )
+
+
+def split_text(text: str, offset: int, limit: int) -> tuple[list[str], int]:
+    """Lines offset..offset+limit-1 of `text` (without line ends) and its line count, counted as
+    `_select_lines` counts a file's."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return [line.rstrip("\r") for line in lines[offset - 1 : offset - 1 + limit]], len(lines) if text else 0
 
 
 def _select_lines(path: Path, encoding: Encoding, offset: int, limit: int) -> tuple[list[str], int]:

@@ -8,7 +8,7 @@ from typing import Any
 from agent_cli.core.errors import ToolError
 from agent_cli.core.files import atomic_write, atomic_write_bytes
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
-from agent_cli.tools.encoding import decode_file, round_trips, unencodable, with_line_ending
+from agent_cli.tools.encoding import decode_file, line_ending, round_trips, unencodable, with_line_ending
 from agent_cli.tools.fs import (
     TextFile,
     display_path,
@@ -51,7 +51,11 @@ class WriteTool(PathTool):
         old: str | None = None
         old_note = ""
         existing: TextFile | None = None
-        if path.exists():
+        buffered = await ctx.files.read_text(path) if ctx.files is not None and path.exists() else None
+        if buffered is not None:  # the editor's buffer: what the person sees is what is replaced
+            old = buffered
+            content = with_line_ending(content, line_ending(old))
+        elif path.exists():
             try:
                 data = path.read_bytes()
             except OSError as e:
@@ -69,7 +73,9 @@ class WriteTool(PathTool):
                     raise ToolError(f"cannot create {shown}: {parent} is a file, not a directory")
                 break
         try:
-            if existing is None:
+            if ctx.files is not None and await ctx.files.write_text(path, content):
+                pass  # the editor has it (and saves it as it saves a buffer)
+            elif existing is None:
                 atomic_write(path, content)
             else:
                 atomic_write_bytes(path, encode_like(existing, content, shown))

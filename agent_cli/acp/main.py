@@ -1,0 +1,86 @@
+"""`agent acp`: the ACP agent on stdin/stdout until the client closes them.
+
+stdout carries the protocol alone: the process's own fd 1 is moved to stderr before anything runs,
+so a stray print (ours, a library's, a child's) cannot corrupt a message. The SDK's complaints (a
+line that is not JSON) are one line each on stderr. SIGTERM and SIGHUP end every turn as a cancel
+does and close the sessions, resumable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_cli.api import Options
+
+BUFFER_LIMIT = 50 * 1024 * 1024  # one message at most (an image in a prompt), as the SDK's default
+
+
+class OneLine(logging.Formatter):
+    """`agent acp: message (Error: what)`, never a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"agent acp: {record.getMessage()}"
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            text += f" ({type(exc).__name__}: {exc})"
+        return text
+
+
+def serve(options: Options) -> int:
+    """Run until the client hangs up; the exit code."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)  # fd 1 is stderr from here on; the protocol has its own descriptor
+    sys.stdout = sys.stderr
+    try:
+        asyncio.run(_serve(options, protocol_out))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+async def _serve(options: Options, protocol_out: int) -> None:
+    from acp import run_agent
+    from acp.connection import StreamDirection, StreamEvent
+
+    from agent_cli.acp.server import AcpAgent
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=BUFFER_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    pipe = os.fdopen(protocol_out, "wb", buffering=0)
+    transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    writer = asyncio.StreamWriter(transport, flow, None, loop)
+    main = asyncio.current_task()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, main.cancel if main is not None else lambda: None)
+
+    with tempfile.TemporaryDirectory(prefix="agent-acp-") as scratch:
+        agent = AcpAgent(options, Path(scratch))
+
+        def observe(event: StreamEvent) -> None:
+            if event.direction == StreamDirection.INCOMING:
+                agent.saw(event.message)
+
+        try:
+            await run_agent(agent, writer, reader, observers=[observe])
+        except asyncio.CancelledError:
+            pass  # a signal: the sessions close below
+        finally:
+            await asyncio.shield(_close(agent))
+
+
+async def _close(agent: Any) -> None:
+    await agent.close()

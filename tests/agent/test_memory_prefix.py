@@ -12,7 +12,7 @@ from agent_cli.context.model import ContextConfig
 from agent_cli.llm.anthropic import AnthropicProvider
 from agent_cli.settings.config import Config
 from tests.agent.helpers import run
-from tests.e2e import agent
+from tests.e2e import agent, user_config
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -30,8 +30,9 @@ async def test_a_note_update_reads_the_conversation_prefix_from_the_cache(worksp
     try:
         _push_long_task(server)
         provider = AnthropicProvider(api_key="sk-ant-test", base_url=server.url)
-        # the share gate off: this test is about the shape of the update request
-        context = ContextConfig(memory_max_share=1.0)
+        # the share gate off: this test is about the shape of the update request (and no clearing:
+        # T1 would clear each command's output once seen, and the conversation would stay short)
+        context = ContextConfig(memory_max_share=1.0, policy="none")
         config = Config(model="claude-sonnet-5-5", permission_mode="yolo", context=context)
         session = compose_session(config, provider, SessionSetup(workspace, None, interactive=True))
         events = await run(session, "run the steps")
@@ -63,6 +64,7 @@ async def test_a_note_update_reads_the_conversation_prefix_from_the_cache(worksp
 
 
 def test_agent_p_sends_no_request_after_the_final_answer(workspace):
+    user_config(workspace, '[context]\npolicy = "none"\n')  # nothing cleared: the conversation grows
     with FakeAnthropic(separate_summaries=True) as server:
         _push_long_task(server)
         out = agent(

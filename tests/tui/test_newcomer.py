@@ -1,0 +1,41 @@
+"""The rough edges a newcomer hit (issue 20, item 7), each seen as a person would in the TUI."""
+
+from __future__ import annotations
+
+from fake_backend import FakeBackend
+from tui_helpers import type_text, wait_until
+
+from agent_cli.core import events as ev
+from agent_cli.tui.app import create_app
+from agent_cli.tui.widgets.assistant_message import AssistantMessage
+
+LONG = "\n\n".join(f"line {i}" for i in range(120))
+
+
+async def test_back_at_the_bottom_after_paging_the_transcript_follows_new_output() -> None:
+    backend = FakeBackend({"long": [ev.TextDelta(text=LONG)], "more": [ev.TextDelta(text="the new answer")]})
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.transcript
+        await type_text(pilot, "long")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(
+            pilot, lambda: transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+        )
+        for _ in range(3):
+            await pilot.press("pageup")
+        await wait_until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        for _ in range(8):  # more PageDowns than it takes: the last ones find it at the bottom already
+            await pilot.press("pagedown")
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        await type_text(pilot, "more")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        answer = app.query(AssistantMessage).last()
+        await wait_until(pilot, lambda: "the new answer" in answer.text)
+        # with no other key, the view shows the end of the new answer
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        await pilot.pause()
+        assert transcript.scroll_y == transcript.max_scroll_y
+        assert answer.region.y < transcript.region.bottom  # on screen

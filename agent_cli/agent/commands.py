@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from agent_cli.context.engine import ContextEngine
     from agent_cli.extensions.mcp.runtime import McpRuntime
     from agent_cli.extensions.skills.tool import SessionSkills
+    from agent_cli.llm.base import Provider
+    from agent_cli.llm.models import ModelFit, ModelRegistry
     from agent_cli.session.log import EventLog
     from agent_cli.tools.permissions import Permissions
 
@@ -37,6 +40,8 @@ class CommandHost(AgentBackend, Protocol):
     log: EventLog
     memory: SessionMemory
     info: ModelInfo
+    models: ModelRegistry
+    provider: Provider
     todo: list[dict[str, Any]]
     permissions: Permissions
     rule_warnings: list[str]
@@ -46,7 +51,7 @@ class CommandHost(AgentBackend, Protocol):
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
-    def set_model(self, name: str) -> None: ...
+    def switch_model(self, name: str) -> ModelFit: ...
 
     def set_permission_mode(self, mode: str) -> None: ...
 
@@ -58,6 +63,17 @@ class CommandHost(AgentBackend, Protocol):
 
 
 MODEL_NAMES = MODEL_CHOICES
+
+
+def offered_commands(session: CommandHost) -> list[CommandSpec]:
+    """The built-in commands, /model completing only the models this session's provider can serve."""
+    routes = getattr(session.provider, "routes_any_model", True)
+    names = tuple(
+        m
+        for m in session.models.names()
+        if m != "scripted" and not session.models.fit(m, session.provider.name, routes).refused
+    )
+    return [replace(c, choices=names) if c.name == "model" else c for c in COMMANDS]
 
 
 async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinished:
@@ -180,12 +196,13 @@ async def _cost(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 
 async def _model(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not arg:
-        names = ", ".join(MODEL_NAMES)
+        names = ", ".join(next(c.choices for c in offered_commands(session) if c.name == "model"))
         return CommandResult("model", f"Model: {session.model}. Known: {names}.", {"model": session.model})
-    session.set_model(arg)
-    return CommandResult(
-        "model", f"Model set to {arg} (window {session.info.context_window:,} tokens).", {"model": arg}
-    )
+    fit = session.switch_model(arg)
+    if fit.refused:
+        return CommandResult("model", f"Still on {session.model}: {fit.refused}", is_error=True)
+    text = f"Model set to {arg} (window {session.info.context_window:,} tokens)."
+    return CommandResult("model", text + (f"\n\n**Note:** {fit.note}" if fit.note else ""), {"model": arg})
 
 
 async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
-from agent_cli.agent.commands import COMMANDS, run_command
+from agent_cli.agent.commands import offered_commands, run_command
 from agent_cli.agent.memory_schedule import MemorySchedule
 from agent_cli.agent.parts import SessionParts, SessionSetup
 from agent_cli.agent.side_requests import complete_metered, summarize
@@ -31,6 +31,7 @@ from agent_cli.extensions.loader import (
     command_rules,
 )
 from agent_cli.llm.base import Request
+from agent_cli.llm.models import ModelFit
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import (
     conversation,
@@ -213,7 +214,7 @@ class AgentSession:
         return conversation(effective_events(read_events(self.log.path).events))
 
     def commands(self) -> list[CommandSpec]:
-        return list(COMMANDS) + self.custom.specs(self.workspace)
+        return offered_commands(self) + self.custom.specs(self.workspace)
 
     def cost(self) -> dict[str, Any]:
         usage = self.totals.usage
@@ -340,6 +341,17 @@ class AgentSession:
 
     async def wait_background(self) -> None:
         await self.memory_schedule.wait()
+
+    def switch_model(self, name: str) -> ModelFit:
+        """/model NAME: switched unless the provider cannot serve it (`refused` says why)."""
+        window = self.config.context_window or None
+        fit = self.models.fit(
+            name, self.provider.name, getattr(self.provider, "routes_any_model", True), window
+        )
+        if not fit.refused:
+            self._warned_models.add(name)  # the fit's note says it now, not before the next turn
+            self.set_model(name)
+        return fit
 
     def set_model(self, name: str) -> None:
         self.model = name

@@ -80,6 +80,7 @@ class ScriptedProvider:
     """Plays `script`; records every request it received in `requests`."""
 
     name = "scripted"
+    routes_any_model = True  # it plays its script whatever the model is called
 
     def __init__(self, script: Script | None = None, *, chunk_delay: float = 0.0, model: str = "scripted"):
         self.script = script or Script()

@@ -5,7 +5,11 @@ from __future__ import annotations
 from fake_backend import FakeBackend
 from tui_helpers import type_text, wait_until
 
+from agent_cli.agent.parts import SessionSetup
+from agent_cli.cli.compose import compose_session
 from agent_cli.core import events as ev
+from agent_cli.llm.scripted import Script, ScriptedProvider
+from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 
@@ -39,3 +43,23 @@ async def test_back_at_the_bottom_after_paging_the_transcript_follows_new_output
         await pilot.pause()
         assert transcript.scroll_y == transcript.max_scroll_y
         assert answer.region.y < transcript.region.bottom  # on screen
+
+
+def _real_session(workspace, responses=()):
+    config = Config(model="scripted", provider="scripted", permission_mode="ask")
+    setup = SessionSetup(workspace, None, True)
+    return compose_session(config, ScriptedProvider(Script(responses=list(responses))), setup)
+
+
+async def test_model_typed_in_full_and_enter_selects_that_model_not_a_longer_one(workspace) -> None:
+    session = _real_session(workspace)
+    app = create_app(backend=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "/model gpt-5")
+        await pilot.pause()
+        labels = [c.label for c in app.prompt.completions]
+        assert labels[0] == "gpt-5" and "gpt-5-mini" in labels  # the exact match is offered, first
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: session.model == "gpt-5")
+        await wait_until(pilot, lambda: app.status_bar.model == "gpt-5")

@@ -54,7 +54,7 @@ def typer_app():
             None, "--resume", "-r", metavar="[ID]", help="Resume a session by id (or pick one)."
         ),
         continue_: bool = typer.Option(
-            False, "--continue", "-c", metavar="", help="Continue the latest session here."
+            False, "--continue", "-c", metavar="", help="Continue the session used last here."
         ),
         fork_session: bool = typer.Option(
             False,

@@ -77,6 +77,8 @@ def open_log(
         session_dir = store.path(session_id)
         lock = lock or SessionLock(session_dir, session_id)
         log = EventLog(session_dir, lock)  # locks, then sets a torn last line aside
+        if not fork:
+            store.touch(session_id)  # the session used last is the one `--continue` goes on in
         loaded = read_events(log.path)
         events = loaded.events
         warnings += log.warnings + loaded.warnings

@@ -13,6 +13,7 @@ from agent_cli.agent.loop import compacted_event
 from agent_cli.core.errors import AgentError, NothingToGain
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished, UsageUpdate
 from agent_cli.core.types import ModelInfo, Totals, Usage
+from agent_cli.session.export import conversation_markdown
 from agent_cli.session.timeline import PromptPoint, RewindMode
 from agent_cli.session.timeline import parse_args as parse_rewind
 from agent_cli.settings.config import PERMISSION_MODES
@@ -256,13 +257,7 @@ async def _permissions(session: CommandHost, arg: str, emit: Emit) -> CommandRes
 
 
 async def _export(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
-    parts = [f"# Session {session.session_id}\n"]
-    for message in session.conversation():
-        text = message.text.strip()
-        if text:
-            who = "You" if message.role == "user" else "Assistant"
-            parts.append(f"## {who}\n\n{text}\n")
-    markdown = "\n".join(parts)
+    markdown = conversation_markdown(session.session_id, session.conversation())
     if arg:
         path = (session.workspace / arg).resolve()
         path.write_text(markdown, encoding="utf-8")

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from fake_backend import FakeBackend
+from fake_backend import FakeBackend, tool_call
 from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.cli.compose import compose_session
 from agent_cli.core import events as ev
+from agent_cli.core.persisted import persisted_text
+from agent_cli.core.types import Block, Message
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
+from agent_cli.tui.widgets.tool_call import ToolCall
+from agent_cli.tui.widgets.user_message import UserMessage
 
 LONG = "\n\n".join(f"line {i}" for i in range(120))
 
@@ -63,3 +67,44 @@ async def test_model_typed_in_full_and_enter_selects_that_model_not_a_longer_one
         await app.workers.wait_for_complete()
         await wait_until(pilot, lambda: session.model == "gpt-5")
         await wait_until(pilot, lambda: app.status_bar.model == "gpt-5")
+
+
+SEQ = "\n".join(str(i) for i in range(1, 40_001))
+KEPT = persisted_text("toolu_7", SEQ, "/ws/.agent/sessions/s/tool-results/toolu_7.txt", 2_000)
+
+
+async def test_an_output_kept_in_the_store_shows_as_its_preview_not_the_markup() -> None:
+    call = tool_call("toolu_7", "bash", command="seq 1 40000")
+    backend = FakeBackend(
+        {
+            "count": [
+                ev.ToolStarted(call=call, target="seq 1 40000"),
+                ev.ToolFinished(call=call, target="seq 1 40000", output=KEPT, duration=0.2),
+            ]
+        }
+    )
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "count")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        widget = app.query_one(ToolCall)
+        await wait_until(pilot, lambda: widget.is_finished)
+        assert widget.body_text.startswith("1\n2\n3")
+        assert "<persisted-output" not in widget.content and "recall tool" not in widget.content
+        assert "[whole output: 228,893 chars, 40,000 lines, kept as ref toolu_7" in widget.content
+
+
+async def test_a_resumed_session_shows_a_kept_paste_as_its_chip() -> None:
+    paste = "\n".join(f"row {i} " + "x" * 40 for i in range(110_000))
+    kept = Block.text_block(persisted_text("paste-1", paste, "/ws/tool-results/paste-1.txt", 2_000))
+    conversation = [
+        Message("user", (kept,), turn=1),
+        Message("assistant", (Block.text_block("Got your paste."),), turn=1),
+    ]
+    app = create_app(backend=FakeBackend(conversation=conversation))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: bool(app.query(UserMessage)))
+        [shown] = app.query(UserMessage)
+        assert shown.text == "[Pasted text: 5.6 MB, 110,000 lines]"
+        assert app.prompt.history.previous("") == shown.text  # Up brings back the chip, not the markup

@@ -39,3 +39,10 @@ def test_continue_goes_on_in_the_session_used_last_not_the_newest(workspace):
     # the picker and `agent sessions` list the one used last first
     listing = agent(workspace, "sessions").stdout.splitlines()
     assert listing[0].startswith(s2) or s2 in listing[0], listing
+
+
+def test_summary_of_an_empty_conversation_is_one_clear_line(workspace):
+    out = agent(workspace, "-p", "/summary", "--demo")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Nothing to summarize yet: the conversation is empty. Send a prompt first."
+    assert "internal error" not in out.stderr and "ValueError" not in out.stderr + out.stdout

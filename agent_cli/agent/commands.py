@@ -64,6 +64,7 @@ class CommandHost(AgentBackend, Protocol):
 
 
 MODEL_NAMES = MODEL_CHOICES
+NOTHING_TO_SUMMARIZE = "Nothing to summarize yet: the conversation is empty. Send a prompt first."
 
 
 def offered_commands(session: CommandHost) -> list[CommandSpec]:
@@ -145,6 +146,8 @@ async def _compact(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 
 
 async def _summary(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    if not session.engine.messages:  # nothing to summarize: one line, not a crash
+        return CommandResult("summary", NOTHING_TO_SUMMARIZE)
     task = session.schedule_memory(emit, force=True)
     if task is not None:
         try:
@@ -153,7 +156,7 @@ async def _summary(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
             return CommandResult("summary", f"The session-memory update failed: {exc}", is_error=True)
     note = session.memory.note
     if not note:
-        return CommandResult("summary", "No session-memory note yet: there is no conversation to summarize.")
+        return CommandResult("summary", NOTHING_TO_SUMMARIZE)
     return CommandResult("summary", note, {"path": str(session.workspace / ".session_memory.md")})
 
 

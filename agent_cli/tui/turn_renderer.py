@@ -124,7 +124,8 @@ class TurnRenderer:
         elif event.stop_reason == "max_turns":
             pass  # the loop's own notice says where it stopped and how to go on
         elif event.is_error and event.result and not self._errors_shown:
-            await self.add(ErrorMessage(event.result, kind=event.stop_reason or "error"))
+            kind = "" if event.stop_reason in ("", "error") else event.stop_reason  # not "error · error"
+            await self.add(ErrorMessage(event.result, kind=kind))
         self._tools = {}
 
     async def finish_streams(self) -> None:

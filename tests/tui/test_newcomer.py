@@ -14,6 +14,9 @@ from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
+from agent_cli.tui.widgets.command_output import CommandOutput
+from agent_cli.tui.widgets.error_message import ErrorMessage
+from agent_cli.tui.widgets.notice import Notice
 from agent_cli.tui.widgets.tool_call import ToolCall
 from agent_cli.tui.widgets.user_message import UserMessage
 
@@ -108,3 +111,28 @@ async def test_a_resumed_session_shows_a_kept_paste_as_its_chip() -> None:
         [shown] = app.query(UserMessage)
         assert shown.text == "[Pasted text: 5.6 MB, 110,000 lines]"
         assert app.prompt.history.previous("") == shown.text  # Up brings back the chip, not the markup
+
+
+async def test_summary_of_an_empty_conversation_is_one_line_not_an_error(workspace) -> None:
+    app = create_app(backend=_real_session(workspace))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "/summary")
+        app.prompt.hide_completions()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: bool(app.query(CommandOutput)))
+        [output] = app.query(CommandOutput)
+        assert not output.is_error and "Nothing to summarize yet" in output.text
+        assert not app.query(ErrorMessage)
+        assert not [n for n in app.query(Notice) if "internal error" in n.text]
+
+
+async def test_a_crashed_turn_is_titled_once() -> None:
+    crash = ev.TurnFinished(stop_reason="error", result="something broke", is_error=True)
+    app = create_app(backend=FakeBackend({"go": [crash]}))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: bool(app.query(ErrorMessage)))
+        assert app.query_one(ErrorMessage).border_title == "error"  # was "error · error"

@@ -190,12 +190,28 @@ async def _cost(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     data = session.cost()
     usage = data["usage"]
     text = (
-        f"Cost so far: ${data['total_cost_usd']:.4f} over {data['requests']} requests\n\n"
+        f"Cost so far: ${data['total_cost_usd']:.4f} over {_requests_said(data)}\n\n"
         f"- input (uncached): {usage['input_tokens']:,}\n- cache write: {usage['cache_creation_input_tokens']:,}\n"
         f"- cache read: {usage['cache_read_input_tokens']:,}\n- output: {usage['output_tokens']:,}\n"
         f"- cache hit rate: {100 * data['cache_hit_rate']:.1f}%\n- compactions: {data.get('compactions', 0)}"
     )
     return CommandResult("cost", text, data)
+
+
+def _requests_said(data: dict[str, Any]) -> str:
+    """`6 requests (4 in the conversation, 2 summaries or notes)`: every request sent, by kind."""
+
+    def n(count: int, word: str) -> str:
+        return f"{count:,} {word}{'s' * (count != 1)}"
+
+    kinds = [
+        f"{data.get('side_requests', 0):,} for summaries and notes" if data.get("side_requests") else "",
+        f"{data.get('subagent_requests', 0):,} by sub-agents" if data.get("subagent_requests") else "",
+    ]
+    kinds = [k for k in kinds if k]
+    if not kinds:
+        return n(data["requests"], "request")
+    return f"{n(data['requests'], 'request')} ({data.get('conversation_requests', 0):,} in the conversation, {', '.join(kinds)})"
 
 
 async def _model(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

@@ -221,7 +221,7 @@ class AgentSession:
         return {
             **self.engine.metrics(),  # this process's view; the session's totals below win
             "total_cost_usd": round(self.totals.cost_usd, 6),
-            "requests": self.totals.requests,
+            **self.totals.request_counts(),
             "usage": usage.to_json(),
             "cache_hit_rate": round(self.totals.cache_hit_rate(), 4),
         }

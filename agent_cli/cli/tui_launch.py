@@ -116,6 +116,9 @@ def tui_app(
             )
         finally:
             gc.enable()  # the app freezes what exists once the session is painted
+        from agent_cli.agent.side_requests import measure_prefix
+
+        await measure_prefix(session.provider, session.engine)  # the gauge's first number, as billed
         if session.mcp is not None:
             session.mcp.start()  # on the app's loop: servers connect while the person types
         if on_session is not None:

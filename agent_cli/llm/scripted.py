@@ -95,7 +95,8 @@ class ScriptedProvider:
         return model_info(model)
 
     async def count_tokens(self, request: Request) -> int | None:
-        return None
+        """What this provider would bill for `request` (its one estimator, as a real API's count is)."""
+        return _estimate_usage(request, {}).input_tokens
 
     def _take(self) -> dict[str, Any]:
         if self._next < len(self.script.responses):

@@ -114,10 +114,12 @@ def restore_totals(
         elif kind == "subagent_usage":  # a child's spending (agent/subagents.py)
             totals.usage = totals.usage + Usage.from_json(event.get("usage"))
             totals.cost_usd += float(event.get("cost_usd") or 0.0)
+            totals.subagent_requests += int(event.get("requests") or 0)
         elif kind == "summarizer_usage":
             usage = Usage.from_json(event.get("usage"))
             totals.usage = totals.usage + usage
             totals.cost_usd += cost(event.get("model") or model, usage)
+            totals.side_requests += 1
 
 
 def restore_state(events: list[Event], engine: ContextEngine, todo: list[dict[str, Any]]) -> None:

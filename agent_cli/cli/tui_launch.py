@@ -61,8 +61,19 @@ def run_tui(config: "Config", workspace: Path, start: Start, demo: bool, pick: b
     close = getattr(app.backend, "close", None)
     if callable(close):
         close("prompt_input_exit")  # SessionEnd hooks run, the log is closed
+    if line := way_back(app.backend):
+        print(line)
     if app.return_code:
         raise SystemExit(app.return_code)
+
+
+def way_back(backend: object) -> str:
+    """What to type to go on in the session just left (nothing when no prompt made it exist)."""
+    session_id = getattr(backend, "session_id", "")
+    log = getattr(backend, "log", None)
+    if not session_id or not getattr(log, "started", False):
+        return ""
+    return f"To go on in this session: agent --resume {session_id}"
 
 
 def tui_app(

@@ -7,6 +7,7 @@ from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.cli.compose import compose_session
+from agent_cli.cli.launch import NO_KEY
 from agent_cli.core import events as ev
 from agent_cli.core.persisted import persisted_text
 from agent_cli.core.types import Block, Message
@@ -19,6 +20,7 @@ from agent_cli.tui.widgets.error_message import ErrorMessage
 from agent_cli.tui.widgets.notice import Notice
 from agent_cli.tui.widgets.tool_call import ToolCall
 from agent_cli.tui.widgets.user_message import UserMessage
+from agent_cli.tui.widgets.welcome import WelcomeHeader
 
 LONG = "\n\n".join(f"line {i}" for i in range(120))
 
@@ -136,3 +138,38 @@ async def test_a_crashed_turn_is_titled_once() -> None:
         await app.workers.wait_for_complete()
         await wait_until(pilot, lambda: bool(app.query(ErrorMessage)))
         assert app.query_one(ErrorMessage).border_title == "error"  # was "error · error"
+
+
+async def test_the_welcome_header_follows_the_mode_and_the_model() -> None:
+    backend = FakeBackend()
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 30)) as pilot:
+        header = app.query_one(WelcomeHeader)
+        await wait_until(pilot, lambda: "ask mode" in header.plain)
+        await pilot.press("shift+tab")
+        await wait_until(pilot, lambda: "auto-edit mode" in header.plain)
+        await type_text(pilot, "/model claude-opus-5-5")
+        app.prompt.hide_completions()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: "claude-opus-5-5" in header.plain)
+        assert "claude-sonnet-5-5" not in header.plain
+
+
+async def test_without_a_key_the_header_says_so_and_how_to_go_on() -> None:
+    app = create_app(startup_error=NO_KEY)
+    async with app.run_test(size=(100, 30)) as pilot:
+        header = app.query_one(WelcomeHeader)
+        await wait_until(pilot, lambda: "No API key found" in header.plain)
+        assert "loading the model provider" not in header.plain and "agent --demo" in header.plain
+
+
+async def test_a_provider_that_fails_to_load_is_said_in_the_header() -> None:
+    async def loader():
+        raise RuntimeError("the SDK is not installed")
+
+    app = create_app(backend_loader=loader)
+    async with app.run_test(size=(100, 30)) as pilot:
+        header = app.query_one(WelcomeHeader)
+        await wait_until(pilot, lambda: "could not load the model" in header.plain)
+        assert "loading the model provider" not in header.plain

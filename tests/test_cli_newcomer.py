@@ -46,3 +46,48 @@ def test_summary_of_an_empty_conversation_is_one_clear_line(workspace):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Nothing to summarize yet: the conversation is empty. Send a prompt first."
     assert "internal error" not in out.stderr and "ValueError" not in out.stderr + out.stdout
+
+
+HOOK = {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}
+
+
+def _settings(workspace: Path, data: dict) -> None:
+    (workspace / ".claude").mkdir(exist_ok=True)
+    (workspace / ".claude" / "settings.json").write_text(json.dumps(data))
+
+
+def test_untrusted_settings_are_said_truthfully_deny_rules_apply(workspace):
+    _settings(workspace, {"hooks": HOOK, "permissions": {"deny": ["Bash(rm:*)"]}})
+    out = agent(workspace, "-p", "/permissions", "--demo")
+    assert out.returncode == 0, out.stderr
+    assert "not using the hooks of .claude/settings.json (its deny rules apply)" in out.stderr
+    assert "ignoring .claude/settings.json" not in out.stderr
+    assert "| `Bash(rm:*)` | deny | .claude/settings.json |" in out.stdout  # and it does apply
+
+
+def test_a_settings_file_of_deny_rules_only_waits_for_no_trust(workspace):
+    _settings(workspace, {"permissions": {"deny": ["Bash(rm:*)"]}})
+    out = agent(workspace, "-p", "/permissions", "--demo")
+    assert out.returncode == 0, out.stderr
+    assert "not trusted" not in out.stderr and "Bash(rm:*)" in out.stdout
+
+
+def test_a_malformed_mcp_json_in_an_untrusted_workspace_is_one_line(workspace):
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "true",}')
+    out = agent(workspace, "-p", "hi", "--demo")
+    lines = [line for line in out.stderr.splitlines() if ".mcp.json" in line]
+    assert lines == [
+        "agent: .mcp.json does not parse (invalid JSON at line 1 column 41: Expecting property name "
+        "enclosed in double quotes): its MCP servers are not used"
+    ], out.stderr
+    listing = agent(workspace, "mcp", "list")
+    assert "No MCP servers in use: .mcp.json does not parse" in listing.stdout
+    assert "No MCP servers configured" not in listing.stdout
+
+
+def test_mcp_list_says_an_mcp_json_is_there_but_not_used_untrusted(workspace):
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "true"}}}))
+    listing = agent(workspace, "mcp", "list")
+    assert listing.returncode == 0, listing.stderr
+    assert "not used because this workspace is not trusted" in listing.stdout
+    assert "No MCP servers configured" not in listing.stdout

@@ -224,11 +224,17 @@ def open_session(
     if report is not None and trust.ignored:
         report(trust.notice(workspace), "warning")
     trusted = trust.trusted if trusted is None else trusted
+    problems = [] if trusted else trust.problems(workspace)  # trusted: the MCP loader says them
+    for line in problems if report is not None else ():
+        report(line, "warning")
     from agent_cli.extensions.mcp.runtime import runtime_for
 
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
     setup = SessionSetup(workspace, resume_id, interactive, trusted, fork=fork)
-    return compose_session(config, provider, setup, mcp=mcp)
+    session = compose_session(config, provider, setup, mcp=mcp)
+    if report is None:
+        session.warnings += problems  # the TUI shows them as notices
+    return session
 
 
 def make_provider(config: Config) -> Provider:

@@ -99,8 +99,10 @@ def tui_app(
         nonlocal trusted
         trusted = yes
         if not yes:
-            names = ", ".join(str(p.relative_to(workspace)) for p in trust.ignored)
-            return f"not trusted: ignoring {names} (asked again next time; --trust-workspace uses them once)"
+            return (
+                f"not trusted: not using {trust.not_used(workspace)} (asked again next time; "
+                "--trust-workspace uses them once)"
+            )
         from agent_cli.settings.trust import TrustStore
 
         try:
@@ -140,7 +142,16 @@ def tui_app(
     if trust.ignored and not startup_error:
         from agent_cli.tui.screens.trust_screen import TrustQuestion
 
-        question = TrustQuestion(workspace, trust.ignored, answer)
+        question = TrustQuestion(
+            workspace,
+            trust.ignored,
+            answer,
+            uses={
+                f.path: f.uses + (f" (its {f.applies} apply either way)" if f.applies else "")
+                for f in trust.files
+            },
+            broken=tuple(f"{f.path.relative_to(workspace)} ({f.problem})" for f in trust.broken),
+        )
     app = create_app(
         backend_loader=None if startup_error else loader,
         startup_error=startup_error,

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 from fake_backend import FakeBackend, tool_call
-from tui_helpers import type_text, wait_until
+from tui_helpers import FakeClock, type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.cli.compose import compose_session
-from agent_cli.cli.launch import NO_KEY
+from agent_cli.cli.launch import NO_KEY, Start
+from agent_cli.cli.tui_launch import tui_app
 from agent_cli.core import events as ev
 from agent_cli.core.persisted import persisted_text
 from agent_cli.core.types import Block, Message
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
+from agent_cli.tui.screens.trust_screen import TrustScreen
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.command_output import CommandOutput
 from agent_cli.tui.widgets.error_message import ErrorMessage
@@ -173,3 +177,33 @@ async def test_a_provider_that_fails_to_load_is_said_in_the_header() -> None:
         header = app.query_one(WelcomeHeader)
         await wait_until(pilot, lambda: "could not load the model" in header.plain)
         assert "loading the model provider" not in header.plain
+
+
+async def test_the_trust_question_says_which_files_do_not_parse_and_does_not_offer_them(
+    workspace, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    (workspace / ".claude").mkdir()
+    settings = {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
+        "permissions": {"deny": ["Bash(rm:*)"]},
+    }
+    (workspace / ".claude" / "settings.json").write_text(json.dumps(settings))
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "true",}')
+    clock = FakeClock()
+    app = tui_app(Config(model="scripted", provider="scripted"), workspace, Start(), demo=False, clock=clock)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
+        screen = app.screen
+        offered = str(screen.query_one("#trust-files").render())
+        assert ".claude/settings.json — hooks (its deny rules apply either way)" in offered
+        assert ".mcp.json" not in offered
+        broken = str(screen.query_one("#trust-broken").render())
+        assert "do not parse" in broken and ".mcp.json (invalid JSON at line 1" in broken
+        clock.advance(5)
+        await wait_until(pilot, lambda: screen.armed_shown)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.backend is not None)
+        await wait_until(pilot, lambda: any(".mcp.json does not parse" in n.text for n in app.query(Notice)))
+        said = " ".join(n.text for n in app.query(Notice))
+        assert "not using the hooks of .claude/settings.json (its deny rules apply)" in said

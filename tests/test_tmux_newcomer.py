@@ -66,3 +66,28 @@ def test_a_newcomers_first_session_in_tmux(workspace, tmp_path):
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         assert "Traceback" not in _pane(name)
+
+
+def test_memory_opens_the_chosen_file_in_the_editor_and_comes_back(workspace, tmp_path):
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\necho "- keep answers short" >> "$1"\n')
+    editor.chmod(0o755)
+    name = f"agent-memory-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {workspace} && EDITOR={editor} XDG_CONFIG_HOME={workspace}/.cfg {sys.executable} -m agent_cli.cli "
+        "--demo; sleep 60"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "110", "-y", "34", command], check=True)
+    try:
+        _wait_for(name, "ask mode")
+        _keys(name, "/memory")
+        _wait_for(name, "›/memory")
+        _keys(name, "Enter")
+        _wait_for(name, "memory: open a file in your editor")
+        _keys(name, "Down", "Enter")  # the workspace's AGENTS.md (not there yet)
+        _wait_for(name, "ℹ edited")  # its path follows, wrapped at the pane's width
+        assert (workspace / "AGENTS.md").read_text() == "- keep answers short\n"
+        _keys(name, "still here")  # the app is back and takes keys
+        _wait_for(name, "›still here")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

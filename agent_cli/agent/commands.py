@@ -17,6 +17,7 @@ from agent_cli.session.export import conversation_markdown
 from agent_cli.session.timeline import PromptPoint, RewindMode
 from agent_cli.session.timeline import parse_args as parse_rewind
 from agent_cli.settings.config import PERMISSION_MODES
+from agent_cli.settings.memory_files import memory_files
 from agent_cli.settings.permission_commands import change_rule, permissions_data, permissions_text
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ class CommandHost(AgentBackend, Protocol):
 
 
 MODEL_NAMES = MODEL_CHOICES
+NO_NOTE = "No session-memory note yet (it is written after ~10k tokens; /summary writes it now)."
 NOTHING_TO_SUMMARIZE = "Nothing to summarize yet: the conversation is empty. Send a prompt first."
 
 
@@ -245,11 +247,21 @@ async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 
 
 async def _memory(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
-    note = session.memory.note
-    return CommandResult(
-        "memory",
-        note or "No session-memory note yet (it is written after ~10k tokens; /summary writes it now).",
+    """The memory files to edit (the TUI opens the chosen one in $EDITOR) and the session's note."""
+    files = memory_files(session.workspace)
+    note = session.memory.note or NO_NOTE
+    rows = [f"- {f.label}: `{f.path}`" for f in files]
+    text = (
+        "Memory files, read at the start of every session (an edit applies after /clear or in a new "
+        "session); in the TUI, /memory opens one in your $EDITOR:\n\n"
+        + "\n".join(rows)
+        + f"\n\n## Session-memory note (written by agent; /summary updates it)\n\n{note}"
     )
+    data = {
+        "memory_files": [{"label": f.label, "path": str(f.path), "exists": f.exists} for f in files],
+        "note": note,
+    }
+    return CommandResult("memory", text, data)
 
 
 async def _todo(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

@@ -28,6 +28,7 @@ from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
 from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
+from agent_cli.settings.memory_files import user_memory_paths
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits
 from agent_cli.tools.permissions import Permissions
@@ -148,7 +149,7 @@ class Builder:
             model=model,
             system_prompt=system_prompt,
             tools=tools.schemas(),
-            user_context=read_user_context(self.workspace),
+            user_context=read_user_context(self.workspace, user_memory_paths()),
             environment=environment_text(self.workspace, self.clock()),
             store=store,
             summarizer=summarizer,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from fake_backend import FakeBackend, tool_call
+from textual.widgets import OptionList
 from tui_helpers import FakeClock, type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
@@ -17,6 +18,8 @@ from agent_cli.core.types import Block, Message
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
+from agent_cli.tui.screens.memory_screen import MemoryScreen
+from agent_cli.tui.screens.text_screen import TextScreen
 from agent_cli.tui.screens.trust_screen import TrustScreen
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.command_output import CommandOutput
@@ -207,3 +210,46 @@ async def test_the_trust_question_says_which_files_do_not_parse_and_does_not_off
         await wait_until(pilot, lambda: any(".mcp.json does not parse" in n.text for n in app.query(Notice)))
         said = " ".join(n.text for n in app.query(Notice))
         assert "not using the hooks of .claude/settings.json (its deny rules apply)" in said
+
+
+async def test_memory_opens_a_picker_of_the_memory_files_and_the_note(
+    workspace, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    (workspace / "AGENTS.md").write_text("# rules\n")
+    app = create_app(backend=_real_session(workspace))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await type_text(pilot, "/memory")
+        app.prompt.hide_completions()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, MemoryScreen))
+        listed = [str(o.prompt) for o in app.screen.query_one(OptionList).options]
+        assert any("AGENTS.md (yours, every workspace)" in o and "new" in o for o in listed)
+        assert any(f"AGENTS.md (this workspace)\n  {workspace / 'AGENTS.md'}" == o for o in listed)
+        assert "Session-memory note" in listed[-1]
+        await pilot.press("up")  # the note, last
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TextScreen))
+        assert "No session-memory note yet" in app.screen.text
+
+
+async def test_page_keys_faster_than_the_screen_refreshes_each_count() -> None:
+    backend = FakeBackend({"long": [ev.TextDelta(text=LONG)]})
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.transcript
+        await type_text(pilot, "long")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(
+            pilot, lambda: transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+        )
+        bottom, page = transcript.max_scroll_y, transcript.scrollable_content_region.height
+        for _ in range(3):  # three PageUps before any refresh, as keys arrive in one read
+            app.action_scroll_transcript(-1)
+        await pilot.pause()
+        assert transcript.scroll_y == max(0, bottom - 3 * page)
+        for _ in range(3):
+            app.action_scroll_transcript(1)
+        await pilot.pause()
+        assert transcript.scroll_y == bottom

@@ -91,3 +91,10 @@ def test_mcp_list_says_an_mcp_json_is_there_but_not_used_untrusted(workspace):
     assert listing.returncode == 0, listing.stderr
     assert "not used because this workspace is not trusted" in listing.stdout
     assert "No MCP servers configured" not in listing.stdout
+
+
+def test_context_explains_the_budget_with_the_reserved_output(workspace):
+    out = agent(workspace, "-p", "/context", "--demo", "--budget-tokens", "12000")
+    assert out.returncode == 0, out.stderr
+    assert "/ 9,600 tokens in use" in out.stdout
+    assert "12,000 (budget_tokens, or the model's window when smaller) less 2,400 kept free" in out.stdout

@@ -173,7 +173,10 @@ async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     rows.append(f"| **in use** | **{used:,}** | |")
     rows += [f"| {k} | {data[k]:,} | |" for k in outside if k in data]
     fraction = used / status.budget if status.budget else 0.0
-    head = f"Context: {used:,} / {status.budget:,} tokens in use ({100 * fraction:.0f}% of the budget)\n\n"
+    head = (
+        f"Context: {used:,} / {status.budget:,} tokens in use ({100 * fraction:.0f}% of the budget). "
+        f"{status.budget_explained()}\n\n"
+    )
     return CommandResult("context", head + "\n".join(rows), {**data, "used": used, "budget": status.budget})
 
 

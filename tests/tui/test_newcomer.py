@@ -23,6 +23,7 @@ from agent_cli.tui.screens.text_screen import TextScreen
 from agent_cli.tui.screens.trust_screen import TrustScreen
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.command_output import CommandOutput
+from agent_cli.tui.widgets.context_gauge import ContextGauge
 from agent_cli.tui.widgets.error_message import ErrorMessage
 from agent_cli.tui.widgets.notice import Notice
 from agent_cli.tui.widgets.tool_call import ToolCall
@@ -253,3 +254,13 @@ async def test_page_keys_faster_than_the_screen_refreshes_each_count() -> None:
             app.action_scroll_transcript(1)
         await pilot.pause()
         assert transcript.scroll_y == bottom
+
+
+async def test_the_gauge_explains_its_budget() -> None:
+    app = create_app(
+        backend=FakeBackend(status=ev.ContextStatus(used=3_000, budget=180_000, reserved=20_000))
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        gauge = app.query_one(ContextGauge)
+        await wait_until(pilot, lambda: "180k" in gauge.label_text)
+        assert "200,000 (budget_tokens" in str(gauge.tooltip) and "20,000 kept free" in str(gauge.tooltip)

@@ -65,7 +65,7 @@ def test_a_pre_tool_use_hook_blocks_rm_and_the_model_reads_its_reason(
     out = agent(workspace, fake_anthropic, "-p", "delete notes.txt", "--permission-mode", "yolo")
     assert out.returncode == 0, out.stderr
     assert not (workspace / "notes.txt").exists() and not (workspace / "hook-input.json").exists()
-    assert "ignoring .claude/settings.json: this workspace is not trusted" in out.stderr
+    assert "not using the hooks of .claude/settings.json: this workspace is not trusted" in out.stderr
 
 
 def test_a_markdown_command_runs_headless(workspace, fake_anthropic: FakeAnthropic):

@@ -56,7 +56,8 @@ def test_an_untrusted_workspace_ignores_mcp_json_with_one_line(workspace, fake_a
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert lines == [
-        "agent: ignoring .mcp.json: this workspace is not trusted (pass --trust-workspace to use them)"
+        "agent: not using the MCP servers of .mcp.json: this workspace is not trusted "
+        "(pass --trust-workspace to use them)"
     ]
     assert not any(name.startswith("mcp") for name in _tools(fake_anthropic.requests[0]))
 

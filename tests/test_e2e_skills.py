@@ -70,7 +70,10 @@ def test_an_untrusted_workspace_s_skill_stays_out(workspace, fake_anthropic):
     assert out.returncode == 0, out.stderr
     sent = json.dumps(server.requests[0])
     assert "DESC-PDF" in sent and "DESC-CHANGELOG" in sent and "DESC-LINT" not in sent
-    assert "ignoring .claude/skills: this workspace is not trusted (pass --trust-workspace" in out.stderr
+    assert (
+        "not using the skills of .claude/skills: this workspace is not trusted (pass --trust-workspace"
+        in out.stderr
+    )
 
 
 def test_a_50_mb_skill_body_is_offloaded_and_recall_finds_its_middle(workspace, fake_anthropic):

@@ -109,7 +109,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("cost", "", "tokens, cache hit rate and cost of this session"),
     CommandSpec("model", "[name]", "show or change the model", MODEL_CHOICES),
     CommandSpec("resume", "[id]", "list this workspace's sessions, or switch to one"),
-    CommandSpec("memory", "", "show the session-memory note"),
+    CommandSpec(
+        "memory", "", "open a memory file (AGENTS.md, CLAUDE.md: yours, the workspace's) or the session note"
+    ),
     CommandSpec("skills", "", "the skills found, whether the model sees them, and their tokens"),
     CommandSpec(
         "init",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -13,9 +13,11 @@ from agent_cli.agent.loop import compacted_event
 from agent_cli.core.errors import AgentError, NothingToGain
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished, UsageUpdate
 from agent_cli.core.types import ModelInfo, Totals, Usage
+from agent_cli.session.export import conversation_markdown
 from agent_cli.session.timeline import PromptPoint, RewindMode
 from agent_cli.session.timeline import parse_args as parse_rewind
 from agent_cli.settings.config import PERMISSION_MODES
+from agent_cli.settings.memory_files import memory_files
 from agent_cli.settings.permission_commands import change_rule, permissions_data, permissions_text
 
 if TYPE_CHECKING:
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from agent_cli.context.engine import ContextEngine
     from agent_cli.extensions.mcp.runtime import McpRuntime
     from agent_cli.extensions.skills.tool import SessionSkills
+    from agent_cli.llm.base import Provider
+    from agent_cli.llm.models import ModelFit, ModelRegistry
     from agent_cli.session.log import EventLog
     from agent_cli.tools.permissions import Permissions
 
@@ -38,6 +42,8 @@ class CommandHost(AgentBackend, Protocol):
     log: EventLog
     memory: SessionMemory
     info: ModelInfo
+    models: ModelRegistry
+    provider: Provider
     todo: list[dict[str, Any]]
     permissions: Permissions
     rule_warnings: list[str]
@@ -47,7 +53,7 @@ class CommandHost(AgentBackend, Protocol):
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
-    def set_model(self, name: str) -> None: ...
+    def switch_model(self, name: str) -> ModelFit: ...
 
     def set_permission_mode(self, mode: str) -> None: ...
 
@@ -59,6 +65,19 @@ class CommandHost(AgentBackend, Protocol):
 
 
 MODEL_NAMES = MODEL_CHOICES
+NO_NOTE = "No session-memory note yet (it is written after ~10k tokens; /summary writes it now)."
+NOTHING_TO_SUMMARIZE = "Nothing to summarize yet: the conversation is empty. Send a prompt first."
+
+
+def offered_commands(session: CommandHost) -> list[CommandSpec]:
+    """The built-in commands, /model completing only the models this session's provider can serve."""
+    routes = getattr(session.provider, "routes_any_model", True)
+    names = tuple(
+        m
+        for m in session.models.names()
+        if m != "scripted" and not session.models.fit(m, session.provider.name, routes).refused
+    )
+    return [replace(c, choices=names) if c.name == "model" else c for c in COMMANDS]
 
 
 async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinished:
@@ -129,6 +148,8 @@ async def _compact(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 
 
 async def _summary(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
+    if not session.engine.messages:  # nothing to summarize: one line, not a crash
+        return CommandResult("summary", NOTHING_TO_SUMMARIZE)
     task = session.schedule_memory(emit, force=True)
     if task is not None:
         try:
@@ -137,7 +158,7 @@ async def _summary(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
             return CommandResult("summary", f"The session-memory update failed: {exc}", is_error=True)
     note = session.memory.note
     if not note:
-        return CommandResult("summary", "No session-memory note yet: there is no conversation to summarize.")
+        return CommandResult("summary", NOTHING_TO_SUMMARIZE)
     return CommandResult("summary", note, {"path": str(session.workspace / ".session_memory.md")})
 
 
@@ -152,7 +173,10 @@ async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     rows.append(f"| **in use** | **{used:,}** | |")
     rows += [f"| {k} | {data[k]:,} | |" for k in outside if k in data]
     fraction = used / status.budget if status.budget else 0.0
-    head = f"Context: {used:,} / {status.budget:,} tokens in use ({100 * fraction:.0f}% of the budget)\n\n"
+    head = (
+        f"Context: {used:,} / {status.budget:,} tokens in use ({100 * fraction:.0f}% of the budget). "
+        f"{status.budget_explained()}\n\n"
+    )
     eviction = session.engine.ghosts.report()
     tail = "\n\n" + eviction.summary()
     data = {**data, "used": used, "budget": status.budget, "eviction": asdict(eviction)}
@@ -174,7 +198,7 @@ async def _cost(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     data = session.cost()
     usage = data["usage"]
     text = (
-        f"Cost so far: ${data['total_cost_usd']:.4f} over {data['requests']} requests\n\n"
+        f"Cost so far: ${data['total_cost_usd']:.4f} over {_requests_said(data)}\n\n"
         f"- input (uncached): {usage['input_tokens']:,}\n- cache write: {usage['cache_creation_input_tokens']:,}\n"
         f"- cache read: {usage['cache_read_input_tokens']:,}\n- output: {usage['output_tokens']:,}\n"
         f"- cache hit rate: {100 * data['cache_hit_rate']:.1f}%\n- compactions: {data.get('compactions', 0)}"
@@ -182,14 +206,31 @@ async def _cost(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     return CommandResult("cost", text, data)
 
 
+def _requests_said(data: dict[str, Any]) -> str:
+    """`6 requests (4 in the conversation, 2 summaries or notes)`: every request sent, by kind."""
+
+    def n(count: int, word: str) -> str:
+        return f"{count:,} {word}{'s' * (count != 1)}"
+
+    kinds = [
+        f"{data.get('side_requests', 0):,} for summaries and notes" if data.get("side_requests") else "",
+        f"{data.get('subagent_requests', 0):,} by sub-agents" if data.get("subagent_requests") else "",
+    ]
+    kinds = [k for k in kinds if k]
+    if not kinds:
+        return n(data["requests"], "request")
+    return f"{n(data['requests'], 'request')} ({data.get('conversation_requests', 0):,} in the conversation, {', '.join(kinds)})"
+
+
 async def _model(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not arg:
-        names = ", ".join(MODEL_NAMES)
+        names = ", ".join(next(c.choices for c in offered_commands(session) if c.name == "model"))
         return CommandResult("model", f"Model: {session.model}. Known: {names}.", {"model": session.model})
-    session.set_model(arg)
-    return CommandResult(
-        "model", f"Model set to {arg} (window {session.info.context_window:,} tokens).", {"model": arg}
-    )
+    fit = session.switch_model(arg)
+    if fit.refused:
+        return CommandResult("model", f"Still on {session.model}: {fit.refused}", is_error=True)
+    text = f"Model set to {arg} (window {session.info.context_window:,} tokens)."
+    return CommandResult("model", text + (f"\n\n**Note:** {fit.note}" if fit.note else ""), {"model": arg})
 
 
 async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
@@ -212,11 +253,21 @@ async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 
 
 async def _memory(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
-    note = session.memory.note
-    return CommandResult(
-        "memory",
-        note or "No session-memory note yet (it is written after ~10k tokens; /summary writes it now).",
+    """The memory files to edit (the TUI opens the chosen one in $EDITOR) and the session's note."""
+    files = memory_files(session.workspace)
+    note = session.memory.note or NO_NOTE
+    rows = [f"- {f.label}: `{f.path}`" for f in files]
+    text = (
+        "Memory files, read at the start of every session (an edit applies after /clear or in a new "
+        "session); in the TUI, /memory opens one in your $EDITOR:\n\n"
+        + "\n".join(rows)
+        + f"\n\n## Session-memory note (written by agent; /summary updates it)\n\n{note}"
     )
+    data = {
+        "memory_files": [{"label": f.label, "path": str(f.path), "exists": f.exists} for f in files],
+        "note": note,
+    }
+    return CommandResult("memory", text, data)
 
 
 async def _todo(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
@@ -243,13 +294,7 @@ async def _permissions(session: CommandHost, arg: str, emit: Emit) -> CommandRes
 
 
 async def _export(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
-    parts = [f"# Session {session.session_id}\n"]
-    for message in session.conversation():
-        text = message.text.strip()
-        if text:
-            who = "You" if message.role == "user" else "Assistant"
-            parts.append(f"## {who}\n\n{text}\n")
-    markdown = "\n".join(parts)
+    markdown = conversation_markdown(session.session_id, session.conversation())
     if arg:
         path = (session.workspace / arg).resolve()
         path.write_text(markdown, encoding="utf-8")

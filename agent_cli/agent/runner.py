@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agent_cli.agent.api import CommandSpec, SessionInfo
-from agent_cli.agent.commands import COMMANDS, run_command
+from agent_cli.agent.commands import offered_commands, run_command
 from agent_cli.agent.input.calls import PersonCalls
 from agent_cli.agent.input.mentions import MentionInfo, Mentions
 from agent_cli.agent.input.router import PersonInput
@@ -31,6 +31,7 @@ from agent_cli.extensions.hooks import HookRunner
 from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
 from agent_cli.llm.base import Request
+from agent_cli.llm.models import ModelFit
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import (
     conversation,
@@ -242,21 +243,16 @@ class AgentSession:
         return await self.person.describe(text)
 
     def commands(self) -> list[CommandSpec]:
-        return list(COMMANDS) + self.custom.specs(self.workspace)
+        return offered_commands(self) + self.custom.specs(self.workspace)
 
     def cost(self) -> dict[str, Any]:
-        usage = self.totals.usage
-        return {
-            **self.engine.metrics(),  # this process's view; the session's totals below win
-            "total_cost_usd": round(self.totals.cost_usd, 6),
-            "requests": self.totals.requests,
-            "usage": usage.to_json(),
-            "cache_hit_rate": round(self.totals.cache_hit_rate(), 4),
-        }
+        totals = self.totals  # the session's totals win over this process's view (the engine's)
+        money = {"total_cost_usd": round(totals.cost_usd, 6), "usage": totals.usage.to_json()}
+        hits = {"cache_hit_rate": round(totals.cache_hit_rate(), 4)}
+        return {**self.engine.metrics(), **money, **totals.request_counts(), **hits}
 
     def interrupt(self, reason: str = "") -> None:
-        """Cancel the running turn; `reason` (e.g. "agent received SIGTERM") is what the model is
-        told in the results of the tools it cut short."""
+        """Cancel the running turn; the model reads `reason` in the results of cut tools."""
         if self._task and not self._task.done():
             self.loop.interrupt_reason = reason
             self._task.cancel()
@@ -349,6 +345,15 @@ class AgentSession:
 
     async def wait_background(self) -> None:
         await self.memory_schedule.wait()
+
+    def switch_model(self, name: str) -> ModelFit:
+        """/model NAME: switched unless the provider cannot serve it (`refused` says why)."""
+        routes = getattr(self.provider, "routes_any_model", True)
+        fit = self.models.fit(name, self.provider.name, routes, self.config.context_window or None)
+        if not fit.refused:
+            self._warned_models.add(name)  # the fit's note says it now, not before the next turn
+            self.set_model(name)
+        return fit
 
     def set_model(self, name: str) -> None:
         self.model = name

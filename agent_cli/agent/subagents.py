@@ -191,6 +191,7 @@ class Subagents:
         host = self.host
         host.totals.usage = host.totals.usage + totals.usage
         host.totals.cost_usd += totals.cost_usd
+        host.totals.subagent_requests += totals.all_requests
         host.log.append(
             "subagent_usage",
             child_id=child_id,
@@ -198,7 +199,7 @@ class Subagents:
             model=model_name,
             usage=totals.usage.to_json(),
             cost_usd=totals.cost_usd,
-            requests=totals.requests,
+            requests=totals.all_requests,
         )
         totals_now = host.totals
         watcher.on_progress(

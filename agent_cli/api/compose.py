@@ -30,6 +30,7 @@ from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
 from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
+from agent_cli.settings.memory_files import user_memory_paths
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits, Tool
 from agent_cli.tools.mentions.index import FileIndex
@@ -182,7 +183,7 @@ class Builder:
             model=model,
             system_prompt=system_prompt,
             tools=tools.schemas(),
-            user_context=read_user_context(self.workspace),
+            user_context=read_user_context(self.workspace, user_memory_paths()),
             environment=environment_text(self.workspace, self.clock()),
             store=store,
             summarizer=summarizer,
@@ -261,6 +262,9 @@ def open_session(
     if report is not None and trust.ignored:
         report(trust.notice(workspace), "warning")
     trusted = trust.trusted if trusted is None else trusted
+    problems = [] if trusted else trust.problems(workspace)  # trusted: the MCP loader says them
+    for line in problems if report is not None else ():
+        report(line, "warning")
     from agent_cli.extensions.mcp.runtime import runtime_for
 
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
@@ -268,6 +272,8 @@ def open_session(
     session = compose_session(config, provider, setup, mcp=mcp, file_access=file_access)
     if untold:  # what the workspace brought and was left out: a notice with the first prompt
         session.warnings.append(untold)
+    if report is None:
+        session.warnings += problems  # the TUI shows them as notices
     return session
 
 

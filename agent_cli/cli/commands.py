@@ -109,7 +109,7 @@ def typer_app():
             None, "--resume", "-r", metavar="[ID]", help="Resume a session by id (or pick one)."
         ),
         continue_: bool = typer.Option(
-            False, "--continue", "-c", metavar="", help="Continue the latest session here."
+            False, "--continue", "-c", metavar="", help="Continue the session used last here."
         ),
         fork_session: bool = typer.Option(
             False,
@@ -341,12 +341,14 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     trust = trust_decision(config, workspace)
     if trust.ignored:
         print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
+    for problem in [] if trust.trusted else trust.problems(workspace):
+        print(f"agent: {problem}", file=sys.stderr)
     runtime = runtime_for(config, workspace, trusted=trust.trusted, interactive=False, report=None)
     for problem in runtime.problems if runtime else ():
         print(f"agent: {problem}", file=sys.stderr)
     console = Console()
     if runtime is None or not runtime.servers:
-        console.print("No MCP servers configured (.mcp.json, or [mcp_servers] in config.toml).", markup=False)
+        console.print(_no_servers(trust, workspace), markup=False, soft_wrap=True)
         return
     rows = server_rows(asyncio.run(probe(runtime)), TokenCounter(config.model))
     table = Table("server", "state", "tools", "schema tokens", "from")
@@ -357,6 +359,21 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
     console.print(
         f"MCP schemas together: {total:,} tokens (above 10% of the context budget they load on demand)"
     )
+
+
+def _no_servers(trust: Any, workspace: Path) -> str:
+    """Why `agent mcp list` has no server to show: nothing configured, or a `.mcp.json` not in use."""
+    mcp_json = workspace / ".mcp.json"
+    if not mcp_json.is_file():
+        return "No MCP servers configured (.mcp.json, or [mcp_servers] in config.toml)."
+    if any(f.path == mcp_json for f in trust.broken):
+        return "No MCP servers in use: .mcp.json does not parse (see above)."
+    if not trust.trusted:
+        return (
+            "No MCP servers in use: .mcp.json is there, but not used because this workspace is not "
+            "trusted (pass --trust-workspace to use it)."
+        )
+    return "No MCP servers in use: .mcp.json names none that can start (see above)."
 
 
 def print_sessions(store: Any, infos: list[Any]) -> None:

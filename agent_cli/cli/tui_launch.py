@@ -71,8 +71,19 @@ def run_tui(options: Options, *, pick: bool = False, initial_prompt: str | None 
     close = getattr(app.backend, "close", None)
     if callable(close):
         close("prompt_input_exit")  # SessionEnd hooks run, the log is closed
+    if line := way_back(app.backend):
+        print(line)
     if app.return_code:
         raise SystemExit(app.return_code)
+
+
+def way_back(backend: object) -> str:
+    """What to type to go on in the session just left (nothing when no prompt made it exist)."""
+    session_id = getattr(backend, "session_id", "")
+    log = getattr(backend, "log", None)
+    if not session_id or not getattr(log, "started", False):
+        return ""
+    return f"To go on in this session: agent --resume {session_id}"
 
 
 def tui_app(
@@ -100,8 +111,10 @@ def tui_app(
         nonlocal trusted
         trusted = yes
         if not yes:
-            names = ", ".join(str(p.relative_to(workspace)) for p in trust.ignored)
-            return f"not trusted: ignoring {names} (asked again next time; --trust-workspace uses them once)"
+            return (
+                f"not trusted: not using {trust.not_used(workspace)} (asked again next time; "
+                "--trust-workspace uses them once)"
+            )
         from agent_cli.settings.trust import TrustStore
 
         try:
@@ -119,6 +132,10 @@ def tui_app(
             await session.open(trusted=trusted)  # built off the UI's loop; MCP servers start on it
         finally:
             gc.enable()  # the app freezes what exists once the session is painted
+        from agent_cli.agent.side_requests import measure_prefix
+
+        backend = session.backend  # the gauge's first number, as billed
+        await measure_prefix(backend.provider, backend.engine)
         if on_session is not None:
             on_session(session.backend)
         return session.backend
@@ -127,7 +144,16 @@ def tui_app(
     if trust.ignored and not startup_error:
         from agent_cli.tui.screens.trust_screen import TrustQuestion
 
-        question = TrustQuestion(workspace, trust.ignored, answer)
+        question = TrustQuestion(
+            workspace,
+            trust.ignored,
+            answer,
+            uses={
+                f.path: f.uses + (f" (its {f.applies} apply either way)" if f.applies else "")
+                for f in trust.files
+            },
+            broken=tuple(f"{f.path.relative_to(workspace)} ({f.problem})" for f in trust.broken),
+        )
     app = create_app(
         backend_loader=None if startup_error else loader,
         startup_error=startup_error,

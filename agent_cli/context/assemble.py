@@ -247,12 +247,17 @@ def _latest_summary(
 # -- layer 3: the user context -----------------------------------------------------------------------
 
 
-def read_user_context(workspace: Path) -> str:
-    """AGENTS.md and CLAUDE.md of the workspace root (each capped), as one text; "" when none."""
+def read_user_context(workspace: Path, user_files: Sequence[Path] = ()) -> str:
+    """The person's own memory files (`user_files`, e.g. ~/.config/agent/AGENTS.md), then AGENTS.md and
+    CLAUDE.md of the workspace root, each capped, as one text; "" when none."""
     parts: list[str] = []
     seen: set[Path] = set()
-    for name in USER_CONTEXT_FILES:
-        path = Path(workspace) / name
+    home = str(Path.home()) + "/"
+    named = [
+        (("~/" + str(p)[len(home) :] if str(p).startswith(home) else str(p)) + " (yours, every workspace)", p)
+        for p in user_files
+    ]
+    for name, path in [*named, *((n, Path(workspace) / n) for n in USER_CONTEXT_FILES)]:
         try:
             if not path.is_file():
                 continue

@@ -226,6 +226,17 @@ class ContextEngine:
         warning = self.requests.read_usage(request, usage, self.model, len(self._view))
         return [warning] if warning else []
 
+    def prefix_probe(self) -> Request:
+        """Before the first message: a request of the system prompt and tools (one stand-in message)
+        for the provider to count, so the gauge uses the provider's count from the start."""
+        return self.requests.probe(self.model, Message("user", (Block.text_block("."),), 0))
+
+    def prefix_counted(self, counted: int) -> None:
+        """The provider counted `prefix_probe`: the gauge counts from that (what will be billed), not
+        from our own estimate, and the estimate learns its factor from it."""
+        if counted > 0 and not self._view:
+            self.tokens.resume(counted, 0)
+
     def resume_usage(self, billed: int) -> None:
         """A resumed view whose last request (all but its final answer) was billed `billed` input
         tokens: learn the factor from it and count from it, as `observe` would have."""

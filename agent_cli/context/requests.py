@@ -75,6 +75,11 @@ class Requests:
             counts.append(counter.scale(counter.raw_message(ask)))
         return self._assemble(view, model, counts, max_tokens, previous)
 
+    def probe(self, model: ModelInfo, stand_in: Message) -> Request:
+        """System and tools with `stand_in` as the only message: for a provider to count the prefix."""
+        counter = self.tokens.counter
+        return self._assemble([stand_in], model, [counter.scale(counter.raw_message(stand_in))], 1, None)
+
     def read_usage(self, request: Request, usage: Usage, model: ModelInfo, view_length: int) -> str | None:
         """Learn from a response's usage: calibration, the billed count of the view, cache health (a
         warning, or None)."""

@@ -31,6 +31,14 @@ class ContextStatus:
     def fraction(self) -> float:
         return self.used / self.budget if self.budget else 0.0
 
+    def budget_explained(self) -> str:
+        """Why the budget is what it is: 200,000 configured shows as 180,000 (20,000 kept for output)."""
+        whole = self.budget + self.reserved
+        return (
+            f"The budget is {self.budget:,} tokens: {whole:,} (budget_tokens, or the model's window when "
+            f"smaller) less {self.reserved:,} kept free for the model's answer."
+        )
+
 
 @dataclass(frozen=True)
 class EvictionReport:

@@ -7,7 +7,9 @@ before any cap (tools/capture.py), so both write the very same shape and every t
 from __future__ import annotations
 
 import hashlib
+import html
 import re
+from dataclasses import dataclass
 
 from agent_cli.core.tags import attr, escape_tags
 
@@ -22,6 +24,54 @@ RECALL_LINE = (
 
 def is_persisted(text: str) -> bool:
     return text.startswith(f"<{PERSISTED_TAG} ")
+
+
+_ELEMENT = re.compile(
+    rf'<{PERSISTED_TAG} ref="(?P<ref>[^"]*)"(?: path="(?P<path>[^"]*)")? chars="(?P<chars>\d+)" '
+    rf'lines="(?P<lines>\d+)">\n(?P<body>.*?)\n?</{PERSISTED_TAG}>(?:\nToo large to keep in the context[^\n]*)?',
+    re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class PersistedOutput:
+    """What a `<persisted-output>` element says: where the original is, its size, and the preview."""
+
+    ref: str
+    path: str
+    chars: int
+    lines: int
+    preview: str
+
+    @property
+    def where(self) -> str:
+        """One line for a person: how big the original is and where it is kept."""
+        at = f" at {self.path}" if self.path else ""
+        return f"[whole output: {self.chars:,} chars, {self.lines:,} lines, kept as ref {self.ref}{at}]"
+
+
+def parse_persisted(text: str) -> PersistedOutput | None:
+    """The first `<persisted-output>` element in `text` (None when there is none)."""
+    match = _ELEMENT.search(text)
+    return _parsed(match) if match else None
+
+
+def readable(text: str) -> str:
+    """`text` for a person's eyes (the TUI, an export): each element as its preview and one line
+    saying where the whole original is, instead of the markup the model reads."""
+    if f"<{PERSISTED_TAG} " not in text:
+        return text
+    return _ELEMENT.sub(lambda m: f"{(p := _parsed(m)).preview}\n{p.where}", text)
+
+
+def _parsed(match: re.Match[str]) -> PersistedOutput:
+    return PersistedOutput(
+        html.unescape(match["ref"]),
+        html.unescape(match["path"] or ""),
+        int(match["chars"]),
+        int(match["lines"]),
+        match["body"],
+    )
 
 
 def count_lines(text: str) -> int:

@@ -372,7 +372,22 @@ class Totals:
 
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
-    requests: int = 0
+    requests: int = 0  # the conversation's own requests
+    side_requests: int = 0  # summaries and session-memory notes (agent/side_requests.py)
+    subagent_requests: int = 0  # every request of the sub-agents it started
+
+    @property
+    def all_requests(self) -> int:
+        return self.requests + self.side_requests + self.subagent_requests
+
+    def request_counts(self) -> dict[str, int]:
+        """`requests`: every one sent; then by kind."""
+        return {
+            "requests": self.all_requests,
+            "conversation_requests": self.requests,
+            "side_requests": self.side_requests,
+            "subagent_requests": self.subagent_requests,
+        }
 
     def cache_hit_rate(self) -> float:
         total = self.usage.total_input

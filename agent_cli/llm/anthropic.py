@@ -77,6 +77,11 @@ class AnthropicProvider:
         self._lock = threading.Lock()
 
     # -- client ---------------------------------------------------------------------------------
+    @property
+    def routes_any_model(self) -> bool:
+        """Anthropic's own API serves Claude models only; another Messages-API server may route any."""
+        return self.base_url is not None and "api.anthropic.com" not in self.base_url
+
     def prepare(self) -> None:
         """Import the SDK and build the client now. Blocking (~2 s): run it in a thread, e.g.
         `await asyncio.to_thread(provider.prepare)`, to warm the provider in the background."""

@@ -72,6 +72,9 @@ class Provider(Protocol):
     """What the loop needs from a model: stream a response, complete one (summarizer), count."""
 
     name: str
+    # True when the endpoint may serve models the registry gives to another provider (a gateway
+    # such as LiteLLM or OpenRouter, a local server); False for the provider's own API
+    routes_any_model: bool
 
     def model_info(self, model: str) -> ModelInfo: ...
 

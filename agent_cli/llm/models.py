@@ -48,6 +48,18 @@ class ModelEntry:
 
 
 @dataclass(frozen=True)
+class ModelFit:
+    """Whether a session's provider can serve a model: `refused` says why not ("" = it may), `note`
+    what to know when switching to it (another provider's model through a gateway, an unknown one)."""
+
+    refused: str = ""
+    note: str = ""
+
+
+_OWN_API = {"anthropic": "Anthropic's API", "openai": "OpenAI's API"}
+
+
+@dataclass(frozen=True)
 class ModelRegistry:
     default: Mapping[str, Any]
     models: Mapping[str, Mapping[str, Any]]
@@ -92,6 +104,29 @@ class ModelRegistry:
             f"model {name!r} is not in the model registry: assuming {assumed}. Describe it in "
             f'.agent/config.toml: [models."{name}"] window = ..., max_output = ..., input_price = ..., '
             "output_price = ..."
+        )
+
+    def fit(self, name: str, provider: str, routes_any: bool, window: int | None = None) -> ModelFit:
+        """Can `provider` (a Provider's name; `routes_any`: its endpoint may route any model) serve
+        `name`? A model the registry gives to another provider is refused on a provider's own API and
+        allowed, with a note, through a gateway; an unknown model is allowed with the registry's
+        warning, since only the endpoint knows what it serves."""
+        entry = self.lookup(name)
+        if not entry.known:
+            return ModelFit(
+                note=(self.warning(name, window) or "") + ". The provider says at the next request "
+                "whether it serves it."
+            )
+        owner = entry.provider
+        if not owner or owner == provider or provider not in _OWN_API:
+            return ModelFit()
+        if routes_any:
+            return ModelFit(
+                note=f"{name} is a model of {owner}: this session's {provider} endpoint must route it"
+            )
+        return ModelFit(
+            refused=f"{name} is a model of {owner}, and this session talks to {_OWN_API[provider]}, which "
+            f"does not serve it. To use it, start agent with `--provider {owner} --model {name}`."
         )
 
     def with_overrides(self, overrides: Mapping[str, Mapping[str, Any]]) -> ModelRegistry:

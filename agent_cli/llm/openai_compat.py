@@ -88,6 +88,11 @@ class OpenAICompatProvider:
         self._client: Any = None
         self._lock = threading.Lock()
 
+    @property
+    def routes_any_model(self) -> bool:
+        """OpenAI's own API serves its models only; a gateway or local server may serve any name."""
+        return self.base_url.rstrip("/") != DEFAULT_BASE_URL
+
     def prepare(self) -> None:
         """Import the SDK and build the client now. Blocking: run it in a thread to warm it up."""
         with self._lock:

@@ -80,6 +80,7 @@ class ScriptedProvider:
     """Plays `script`; records every request it received in `requests`."""
 
     name = "scripted"
+    routes_any_model = True  # it plays its script whatever the model is called
 
     def __init__(self, script: Script | None = None, *, chunk_delay: float = 0.0, model: str = "scripted"):
         self.script = script or Script()
@@ -94,7 +95,8 @@ class ScriptedProvider:
         return model_info(model)
 
     async def count_tokens(self, request: Request) -> int | None:
-        return None
+        """What this provider would bill for `request` (its one estimator, as a real API's count is)."""
+        return _estimate_usage(request, {}).input_tokens
 
     def _take(self) -> dict[str, Any]:
         if self._next < len(self.script.responses):

@@ -329,9 +329,27 @@ class SessionStore:
             return []
         return sorted(p.name for p in self.root.iterdir() if (p / EVENTS).exists())
 
+    def by_use(self) -> list[str]:
+        """Session ids, the most recently used first: by when their log was last written or opened to
+        go on (`touch`), so `--resume S1` makes S1 the one `--continue` picks next; ties by start."""
+
+        def used(session_id: str) -> tuple[float, str]:
+            try:
+                return (self.path(session_id) / EVENTS).stat().st_mtime, session_id
+            except OSError:
+                return 0.0, session_id
+
+        return sorted(self.ids(), key=used, reverse=True)
+
+    def touch(self, session_id: str) -> None:
+        """Mark a session used now (it was opened to go on, whether or not a prompt follows)."""
+        with contextlib.suppress(OSError):
+            os.utime(self.path(session_id) / EVENTS)
+
     def latest(self) -> str | None:
-        """The newest session that has a turn (one opened and left before its first prompt is not)."""
-        for session_id in reversed(self.ids()):
+        """The most recently used session that has a turn (one opened and left before its first
+        prompt is not)."""
+        for session_id in self.by_use():
             try:
                 if self.sealed(session_id) and self.info(session_id).turns:
                     return session_id
@@ -360,7 +378,8 @@ class SessionStore:
         return SessionInfo(session_id, when, first_prompt(loaded.events), turns, str(self.path(session_id)))
 
     def list(self) -> Iterator[SessionInfo]:
-        for session_id in reversed(self.ids()):
+        """This person's sessions, the most recently used first."""
+        for session_id in self.by_use():
             try:
                 if self.sealed(session_id):
                     yield self.info(session_id)

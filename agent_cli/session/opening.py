@@ -77,6 +77,8 @@ def open_log(
         session_dir = store.path(session_id)
         lock = lock or SessionLock(session_dir, session_id)
         log = EventLog(session_dir, lock)  # locks, then sets a torn last line aside
+        if not fork:
+            store.touch(session_id)  # the session used last is the one `--continue` goes on in
         loaded = read_events(log.path)
         events = loaded.events
         warnings += log.warnings + loaded.warnings
@@ -114,10 +116,12 @@ def restore_totals(
         elif kind == "subagent_usage":  # a child's spending (agent/subagents.py)
             totals.usage = totals.usage + Usage.from_json(event.get("usage"))
             totals.cost_usd += float(event.get("cost_usd") or 0.0)
+            totals.subagent_requests += int(event.get("requests") or 0)
         elif kind == "summarizer_usage":
             usage = Usage.from_json(event.get("usage"))
             totals.usage = totals.usage + usage
             totals.cost_usd += cost(event.get("model") or model, usage)
+            totals.side_requests += 1
 
 
 def restore_state(events: list[Event], engine: ContextEngine, todo: list[dict[str, Any]]) -> None:

@@ -1,6 +1,6 @@
 """Which sessions this person recorded on this machine: a seal in each log's `session_start`.
 
-A repository can ship `.agent/sessions/<id>/events.jsonl`; `--continue` (the newest session) and the
+A repository can ship `.agent/sessions/<id>/events.jsonl`; `--continue` (the session used last) and the
 resume picker must not load such a log as the person's own history. Each session we start gets a seal:
 an HMAC-SHA256 of its id and the workspace's real path under a key kept in the person's own config
 folder (created 0600 on first use, outside any workspace). A session without a valid seal is passed by

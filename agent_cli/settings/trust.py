@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli.core.files import PRIVATE_FILE, atomic_write
+from agent_cli.settings.files import WORKSPACE_SETTINGS, SettingsFile, read_settings
 
 TRUST_FILE = "trusted_workspaces.json"
 # Workspace files that can make the agent run code (relative to the workspace root).
-CODE_FILES = (".mcp.json", ".claude/settings.json", ".claude/settings.local.json", ".agent/settings.json")
+MCP_JSON = ".mcp.json"
+CODE_FILES = (MCP_JSON, *WORKSPACE_SETTINGS)
 # Where a workspace keeps skills, lowest precedence first (extensions/skills/ loads them when trusted).
 SKILL_DIRS = (".agents/skills", ".claude/skills", ".agent/skills")
 SKILL_FILE = "SKILL.md"
@@ -74,29 +76,123 @@ def real_path(workspace: Path) -> str:
 
 
 @dataclass(frozen=True)
+class WorkspaceFile:
+    """A workspace file (or folder) that trust decides about: what trust turns on in it (`uses`), what of
+    it applies trusted or not (`applies`), and why it cannot be used either way (`problem`)."""
+
+    path: Path
+    uses: str  # "MCP servers", "hooks", "hooks and allow rules", "skills", ...
+    applies: str = ""  # e.g. "deny rules": what is used even untrusted
+    problem: str = ""  # it does not parse: "" when it does
+
+
+@dataclass(frozen=True)
 class TrustDecision:
     trusted: bool
-    code_files: tuple[Path, ...]  # what the workspace carries that would run code
+    files: tuple[WorkspaceFile, ...]  # what the workspace carries that would run code
+
+    @property
+    def code_files(self) -> tuple[Path, ...]:
+        """The files trust would turn something on in (not those that do not parse)."""
+        return tuple(f.path for f in self.files if not f.problem)
 
     @property
     def ignored(self) -> tuple[Path, ...]:
         """Files that are present but not used, because the workspace is not trusted."""
         return () if self.trusted else self.code_files
 
+    @property
+    def broken(self) -> tuple[WorkspaceFile, ...]:
+        """Files that do not parse: trust could not turn them on."""
+        return tuple(f for f in self.files if f.problem)
+
+    def not_used(self, workspace: Path) -> str:
+        """What is not used, file by file, and what of it applies anyway."""
+        parts = []
+        for f in self.files:
+            if f.problem:
+                continue
+            part = f"the {f.uses} of {_relative(f.path, workspace)}"
+            parts.append(part + (f" (its {f.applies} apply)" if f.applies else ""))
+        return ", ".join(parts)
+
     def notice(self, workspace: Path) -> str:
         """The one line a headless run prints when it ignores something (empty when nothing is ignored)."""
         if not self.ignored:
             return ""
-        names = ", ".join(str(p.relative_to(workspace)) for p in self.ignored)
-        return f"ignoring {names}: this workspace is not trusted (pass --trust-workspace to use them)"
+        return (
+            f"not using {self.not_used(workspace)}: this workspace is not trusted "
+            "(pass --trust-workspace to use them)"
+        )
+
+    def problems(self, workspace: Path) -> list[str]:
+        """One line for each `.mcp.json` that does not parse (a settings file's own readers say theirs)."""
+        return [
+            f"{_relative(f.path, workspace)} does not parse ({f.problem}): its MCP servers are not used"
+            for f in self.broken
+            if f.path.name == MCP_JSON
+        ]
 
 
-def workspace_code_files(workspace: Path, has_workspace_extensions: bool = False) -> tuple[Path, ...]:
-    found = [workspace / name for name in CODE_FILES if (workspace / name).is_file()]
+def _relative(path: Path, workspace: Path) -> str:
+    try:
+        return str(path.relative_to(workspace))
+    except ValueError:
+        return str(path)
+
+
+def workspace_code_files(
+    workspace: Path, has_workspace_extensions: bool = False
+) -> tuple[WorkspaceFile, ...]:
+    """The workspace's files that trust decides about. A settings file holding only deny and ask rules
+    is not one of them: those apply either way, so trust would change nothing."""
+    found: list[WorkspaceFile] = []
+    if (workspace / MCP_JSON).is_file():
+        found.append(
+            WorkspaceFile(
+                workspace / MCP_JSON, "MCP servers", problem=_mcp_json_problem(workspace / MCP_JSON)
+            )
+        )
+    for name in WORKSPACE_SETTINGS:
+        if (workspace / name).is_file():
+            entry = _settings_entry(read_settings(workspace / name, "workspace"))
+            if entry is not None:
+                found.append(entry)
     if has_workspace_extensions:
-        found.append(workspace / ".agent" / "config.toml")
-    found += [workspace / name for name in SKILL_DIRS if skill_folders(workspace / name)]
+        found.append(WorkspaceFile(workspace / ".agent" / "config.toml", "MCP servers and hooks"))
+    found += [
+        WorkspaceFile(workspace / name, "skills") for name in SKILL_DIRS if skill_folders(workspace / name)
+    ]
     return tuple(found)
+
+
+def _settings_entry(file: SettingsFile) -> WorkspaceFile | None:
+    if file.problem:
+        return WorkspaceFile(file.path, "hooks and rules", problem=file.problem.removesuffix("; ignored"))
+    permissions = file.data.get("permissions")
+    rules = permissions if isinstance(permissions, dict) else {}
+    uses = " and ".join(
+        w
+        for w, on in (("hooks", bool(file.data.get("hooks"))), ("allow rules", bool(rules.get("allow"))))
+        if on
+    )
+    if not uses:
+        return None  # nothing in it waits for trust
+    applies = " and ".join(k for k in ("deny", "ask") if rules.get(k))
+    return WorkspaceFile(file.path, uses, applies=f"{applies} rules" if applies else "")
+
+
+def _mcp_json_problem(path: Path) -> str:
+    """Why a `.mcp.json` cannot be used ("" when it parses): as extensions/mcp/config.py reads it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot be read: {exc}"
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        return 'expected an object like {"mcpServers": {...}}'
+    return ""
 
 
 def skill_folders(directory: Path) -> list[Path]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_cli.tools.encoding import detect, line_ending, with_line_ending
 from agent_cli.tools.fs import display_path, resolve_path
 from agent_cli.tools.web.address import host_of
 from agent_cli.tools.write import unified_diff
@@ -58,8 +59,9 @@ def _edit_preview(input: dict[str, Any], workspace: Path) -> Preview:
     text = _current(path)
     if old == "":
         return Preview("diff", _diff(text, new if not text else text, workspace, path))
+    new = with_line_ending(new, line_ending(text))  # as edit_file writes it
     if old not in text and "\r\n" in text:
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        old, new = old.replace("\n", "\r\n"), with_line_ending(new, "\r\n")
     count = text.count(old)
     if count == 0:
         return Preview("", f"old_string is not in {display_path(workspace, path)}: the edit would fail")
@@ -68,12 +70,18 @@ def _edit_preview(input: dict[str, Any], workspace: Path) -> Preview:
 
 
 def _current(path: Path) -> str:
+    """The file's text as edit_file reads it: in its own encoding (Latin-1, UTF-16, a BOM ...)."""
     if not path.is_file():
         return ""
-    data = path.read_bytes()[:MAX_PREVIEW_BYTES]
-    if b"\x00" in data[:8192]:
+    with path.open("rb") as fh:
+        data = fh.read(MAX_PREVIEW_BYTES + 1)
+    complete = len(data) <= MAX_PREVIEW_BYTES
+    data = data[:MAX_PREVIEW_BYTES]
+    encoding = detect(data, complete)
+    if encoding is None:  # binary
         return ""
-    return data.decode("utf-8", errors="replace")
+    body = data[len(encoding.bom) :] if data.startswith(encoding.bom) else data
+    return body.decode(encoding.codec, errors="strict" if complete else "replace")
 
 
 def _diff(old: str, new: str, workspace: Path, path: Path) -> str:

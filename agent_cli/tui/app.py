@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from textual import events, on, work
@@ -54,7 +55,7 @@ from agent_cli.tui.widgets.prompt_input import PromptInput
 from agent_cli.tui.widgets.status_bar import StatusBar
 from agent_cli.tui.widgets.transcript import Transcript
 from agent_cli.tui.widgets.user_message import UserMessage
-from agent_cli.tui.widgets.welcome import WelcomeHeader, WelcomeInfo, welcome_info
+from agent_cli.tui.widgets.welcome import WelcomeHeader, WelcomeInfo, no_model_line, welcome_info
 
 BackendLoader = Callable[[], Awaitable[AgentBackend]]
 BUSY_HINT = "working · Esc to interrupt"
@@ -135,7 +136,8 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
         self.renderer = TurnRenderer(self.transcript)
         self.prompt.set_commands(merged_commands(None), argument_choices([]))
         self.prompt.focus_input()
-        await self.transcript.add(WelcomeHeader(WelcomeInfo(workspace=str(Path.cwd()))))
+        problem = no_model_line(self.startup_error) if self.startup_error else ""
+        await self.transcript.add(WelcomeHeader(WelcomeInfo(workspace=str(Path.cwd()), problem=problem)))
         if self.startup_error:
             await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
         if self.backend is not None:
@@ -150,6 +152,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
                 self.call_after_refresh(self._load_backend)
         elif not self.startup_error:
             self.startup_error = "no model provider was configured"
+            self._header_problem(no_model_line(self.startup_error))
             await self.transcript.add(ErrorMessage(self.startup_error, title="no model available"))
         if self.backend is None and not self._loading and self._initial_prompt:
             self.prompt.history.add(self._initial_prompt)
@@ -171,6 +174,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
             self._loading = False
             self.status_bar.loading = False
             self.startup_error = str(exc) or type(exc).__name__
+            self._header_problem("could not load the model (see below) · `agent --demo` runs offline")
             hint = (
                 getattr(exc, "hint", "") or "check the configuration, or run `agent --demo` to try it offline"
             )
@@ -222,8 +226,16 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
             return
         self.status_bar.model = reader.model
         self.status_bar.permission_mode = reader.permission_mode
-        if (status := reader.status()) is not None:
+        status = reader.status()
+        if status is not None:
             self._set_context(status)
+        for header in self.query(WelcomeHeader):  # it says what holds now (/model, Shift+Tab)
+            if header.info.model:
+                header.follow(reader.model, status.budget if status else 0, reader.permission_mode)
+
+    def _header_problem(self, problem: str) -> None:
+        for header in self.query(WelcomeHeader):
+            header.set_info(replace(header.info, problem=problem))
 
     def _refresh_cost(self) -> None:
         if (reader := self.reader) is not None and (cost := reader.cost()) is not None:

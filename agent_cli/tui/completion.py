@@ -59,12 +59,12 @@ def complete(
         return []
     values = choices.get(name, ())
     partial = rest.lower()
-    out = [
-        Completion(value=f"/{name} {v}", label=v, final=True)
-        for v in values
-        if v.lower().startswith(partial) and v != rest
-    ]
-    return out
+    matches = [v for v in values if v.lower().startswith(partial)]
+    if matches == [rest]:
+        return []  # typed in full: nothing left to complete
+    # what was typed in full comes first, so Enter takes `gpt-5`, not the `gpt-5-mini` it prefixes
+    matches.sort(key=lambda v: v != rest)
+    return [Completion(value=f"/{name} {v}", label=v, final=True) for v in matches]
 
 
 def _complete_name(prefix: str, specs: Sequence[CommandSpec]) -> list[Completion]:

@@ -117,10 +117,7 @@ class KeyActions:
         """PageUp/PageDown scroll the transcript while typing goes on in the prompt."""
         if len(self.screen_stack) > 1:
             raise SkipAction()  # a viewer or picker on top scrolls itself
-        if direction < 0:
-            self.transcript.scroll_page_up(animate=False)
-        else:
-            self.transcript.scroll_page_down(animate=False)
+        self.transcript.page(direction)
 
     async def action_clear_screen(self) -> None:
         await self.transcript.clear()

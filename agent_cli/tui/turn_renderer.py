@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from textual.widget import Widget
 
 from agent_cli.core import events as ev
+from agent_cli.core.persisted import is_persisted, parse_persisted
 from agent_cli.core.types import Block, Message
 from agent_cli.tui.formatting import format_duration
+from agent_cli.tui.paste import format_size
 from agent_cli.tui.widgets.assistant_message import AssistantMessage
 from agent_cli.tui.widgets.compaction_notice import CompactionNotice
 from agent_cli.tui.widgets.error_message import ErrorMessage
@@ -122,7 +124,8 @@ class TurnRenderer:
         elif event.stop_reason == "max_turns":
             pass  # the loop's own notice says where it stopped and how to go on
         elif event.is_error and event.result and not self._errors_shown:
-            await self.add(ErrorMessage(event.result, kind=event.stop_reason or "error"))
+            kind = "" if event.stop_reason in ("", "error") else event.stop_reason  # not "error · error"
+            await self.add(ErrorMessage(event.result, kind=kind))
         self._tools = {}
 
     async def finish_streams(self) -> None:
@@ -191,10 +194,19 @@ class TurnRenderer:
 
 def user_text(message: Message) -> str:
     """What the person typed in a user message (no tool results, no tagged injections)."""
-    parts = [b.text for b in message.blocks if _is_person_text(b)]
+    parts = [_person_text(b.text) for b in message.blocks if _is_person_text(b)]
     if any(b.type == "image" for b in message.blocks):
         parts.append("[image]")
     return "\n".join(p for p in parts if p)
+
+
+def _person_text(text: str) -> str:
+    """A paste T0 kept in the store is logged as its `<persisted-output>` element: shown as its chip."""
+    kept = parse_persisted(text) if is_persisted(text) else None
+    if kept is None:
+        return text
+    lines = f"{kept.lines:,} line{'s' * (kept.lines != 1)}"
+    return f"[Pasted text: {format_size(kept.chars)}, {lines}]"
 
 
 def _is_person_text(block: Block) -> bool:

@@ -190,7 +190,7 @@ def test_headless_says_once_what_an_untrusted_workspace_ignores(workspace):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stderr.count("ignoring .mcp.json") == 1
+    assert run.stderr.count("not using the MCP servers of .mcp.json") == 1
     trusted = subprocess.run(
         [sys.executable, "-m", "agent_cli.cli", "-p", "hi", "--script", str(script), "--trust-workspace"],
         cwd=workspace,
@@ -199,7 +199,7 @@ def test_headless_says_once_what_an_untrusted_workspace_ignores(workspace):
         text=True,
         timeout=120,
     )
-    assert trusted.returncode == 0 and "ignoring" not in trusted.stderr
+    assert trusted.returncode == 0 and "not using" not in trusted.stderr
 
 
 def test_a_session_s_sandbox_is_the_person_s_trusted_or_not(tmp_path):

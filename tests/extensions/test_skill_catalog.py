@@ -59,7 +59,8 @@ def test_an_untrusted_workspace_loads_none_of_its_skills_and_the_trust_question_
     )
     trust = decide_trust(ws, flag=False, store=TrustStore(tmp_path / "trust.json"))
     assert trust.notice(ws) == (
-        "ignoring .claude/skills, .agent/skills: this workspace is not trusted (pass --trust-workspace to use them)"
+        "not using the skills of .claude/skills, the skills of .agent/skills: this workspace is not trusted "
+        "(pass --trust-workspace to use them)"
     )
 
 

@@ -102,7 +102,9 @@ def test_idle_gap_clears_old_results_offloads_large_ones_and_all_stay_recoverabl
     tiers = [(c.tier, c.trigger) for c in result.compactions]
     assert ("T1", "cache_cold") in tiers  # 10 idle minutes: the prefix is lost anyway
     assert ("T0", "ingest") in tiers  # the 40,000-char result went to the store
-    assert result.compacted_items >= 10  # most of the 16 outputs cleared (not the latest few) + the offloaded one
+    assert (
+        result.compacted_items >= 10
+    )  # most of the 16 outputs cleared (not the latest few) + the offloaded one
     assert result.recoverable_items == result.compacted_items
     assert result.integrity.ok
     # without the policy nothing is cleared (T0 still offloads at ingest)

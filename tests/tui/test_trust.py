@@ -76,7 +76,9 @@ async def test_not_now_runs_without_the_files_and_says_so(repo: Path, tmp_path: 
         await pilot.press(key)
         await wait_until(pilot, lambda: app.backend is not None)
         assert not app.backend.trusted and isinstance(app.backend.hooks, NoHooks)
-        assert any("not trusted: ignoring .claude/settings.json" in text for text in notices(app))
+        assert any(
+            "not trusted: not using the hooks of .claude/settings.json" in text for text in notices(app)
+        )
     assert not store(tmp_path).is_trusted(repo)
 
 

@@ -127,6 +127,7 @@ class ContextScreen(ModalScreen[None]):
         else:
             text.append("auto-compaction off")
         text.append(f" · warning at {format_threshold(s.warn_fraction)}")
+        text.append(f"\n{s.budget_explained()}", style="dim")
         return text
 
     def _bar(self) -> Text:

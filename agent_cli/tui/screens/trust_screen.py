@@ -9,8 +9,8 @@ as the app opens, when the person may already be typing; until it is armed, keys
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
@@ -31,8 +31,10 @@ TYPING_HINT = "keys go to your message while you type · pause to answer · Esc:
 @dataclass(frozen=True)
 class TrustQuestion:
     workspace: Path
-    files: tuple[Path, ...]
+    files: tuple[Path, ...]  # what trust would turn on
     answer: Callable[[bool], str]  # records the answer; returns a line to show ('' for nothing)
+    uses: Mapping[Path, str] = field(default_factory=dict)  # what each file would turn on, in words
+    broken: tuple[str, ...] = ()  # files that do not parse (with why): not used either way
 
 
 class TrustScreen(ArmedModal[bool]):
@@ -55,9 +57,13 @@ class TrustScreen(ArmedModal[bool]):
                 ),
                 id="trust-title",
             )
-            yield Static(
-                Text("\n".join(f"  {self._shown(p)}" for p in self.question.files)), id="trust-files"
-            )
+            yield Static(Text("\n".join(self._lines())), id="trust-files")
+            if self.question.broken:
+                broken = "\n".join(f"  {line}" for line in self.question.broken)
+                yield Static(
+                    Text(f"These do not parse, so they are not used either way:\n{broken}", style="yellow"),
+                    id="trust-broken",
+                )
             yield Static(
                 Text("Trust it only if you trust where it came from. Without trust, they are ignored."),
                 id="trust-reason",
@@ -66,6 +72,13 @@ class TrustScreen(ArmedModal[bool]):
                 yield _button("Trust (t)", "trust", "warning")
                 yield _button("Not now (n/Esc)", "not-now", "primary")
             yield Static(TYPING_HINT, id="trust-hint")
+
+    def _lines(self) -> list[str]:
+        lines = []
+        for path in self.question.files:
+            uses = self.question.uses.get(path, "")
+            lines.append(f"  {self._shown(path)}" + (f" — {uses}" if uses else ""))
+        return lines
 
     def _shown(self, path: Path) -> str:
         try:

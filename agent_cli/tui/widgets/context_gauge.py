@@ -95,3 +95,4 @@ class ContextGauge(Static):
                 text.append(char)
         text.append(f" {self.label_text}")
         self.update(text)
+        self.tooltip = self.status.budget_explained()

@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent_cli.core.persisted import readable
 from agent_cli.tui.formatting import first_lines, format_duration
 
 Status = Literal["pending", "running", "done", "error", "denied", "interrupted"]
@@ -110,8 +111,9 @@ class ToolCall(Widget, can_focus=True):
 
     @property
     def content(self) -> str:
-        """What the body shows: the diff for edits, else the output."""
-        return self.display_text or self.output
+        """What the body shows: the diff for edits, else the output (an output kept in the store as
+        its preview and where the whole is, not the markup the model reads)."""
+        return self.display_text or readable(self.output)
 
     @property
     def body_text(self) -> str:

@@ -64,6 +64,23 @@ class Transcript(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    def page(self, direction: int) -> None:
+        """One page up (-1) or down (1), at once, from where the last scroll was going: Textual's own
+        page scroll waits for a refresh and counts from where the view still is, so keys pressed
+        faster than the screen refreshes were partly lost (three PageDowns did not undo three PageUps)."""
+        height = self.scrollable_content_region.height
+        self.scroll_to(y=self.scroll_target_y + direction * height, animate=False, immediate=True)
+
+    def release_anchor(self) -> None:
+        """Every scroll releases the anchor before it moves; one that ends at the bottom (a PageDown
+        or a wheel turn there) must follow new output again, even when it did not move at all."""
+        super().release_anchor()
+        self.call_next(self._follow_at_bottom)
+
+    def _follow_at_bottom(self) -> None:
+        if self.is_anchored and self.scroll_target_y >= self.max_scroll_y:
+            self.anchor()
+
     @property
     def entries(self) -> list[Widget]:
         """The conversation's widgets (not the marker, not a head such as the welcome header)."""

@@ -1,13 +1,14 @@
 """The welcome header: the first entry of the transcript, so it scrolls away with it.
 
 Model, context budget, permission mode, the workspace, whether there is a session to resume, and
-the keys worth knowing. It is painted at once (before the model provider has loaded) and filled in
-when the backend is ready.
+the keys worth knowing. It is painted at once (before the model provider has loaded), filled in
+when the backend is ready, and follows the model and mode as they change; without a model it says
+why (no key: how to set one, or `agent --demo`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.text import Text
@@ -31,6 +32,7 @@ class WelcomeInfo:
     permission_mode: str = ""
     resumed_id: str = ""  # this session continues an earlier one
     earlier_sessions: int = 0  # other sessions in this workspace, to /resume
+    problem: str = ""  # why there is no model (no key, the provider failed to load), in a few words
 
 
 def welcome_info(reader: BackendReader, workspace: str, resumed: bool) -> WelcomeInfo:
@@ -44,6 +46,13 @@ def welcome_info(reader: BackendReader, workspace: str, resumed: bool) -> Welcom
         resumed_id=current if resumed else "",
         earlier_sessions=sum(1 for s in reader.sessions() if s.id != current),
     )
+
+
+def no_model_line(error: str) -> str:
+    """The header's few words when there is no model: the error's first sentence and the way on."""
+    first = error.strip().splitlines()[0] if error.strip() else "no model available"
+    first = first.split(". ")[0].rstrip(".:")
+    return f"{first} · see below how to set one up, or run `agent --demo`"
 
 
 def short_path(path: str | Path, home: Path | None = None) -> str:
@@ -69,6 +78,8 @@ def welcome_text(info: WelcomeInfo) -> Text:
             text.append(f"  ·  {format_tokens(info.budget)} context budget")
         if info.permission_mode:
             text.append(f"  ·  {info.permission_mode} mode")
+    elif info.problem:
+        text.append(info.problem, style="bold red")
     else:
         text.append("loading the model provider…", style="italic")
     text.append("\n")
@@ -109,6 +120,11 @@ class WelcomeHeader(Static):
     def set_info(self, info: WelcomeInfo) -> None:
         self.info = info
         self.update(welcome_text(info))
+
+    def follow(self, model: str, budget: int, permission_mode: str) -> None:
+        """The model, budget or mode changed (/model, Shift+Tab): the header says what holds now."""
+        if (model, budget, permission_mode) != (self.info.model, self.info.budget, self.info.permission_mode):
+            self.set_info(replace(self.info, model=model, budget=budget, permission_mode=permission_mode))
 
     @property
     def plain(self) -> str:

@@ -10,7 +10,7 @@ from tui_helpers import FakeClock, type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.api.compose import compose_session
-from agent_cli.cli.launch import NO_KEY, Start
+from agent_cli.api.options import NO_KEY, Prepared
 from agent_cli.cli.tui_launch import tui_app
 from agent_cli.core import events as ev
 from agent_cli.core.persisted import persisted_text
@@ -195,7 +195,7 @@ async def test_the_trust_question_says_which_files_do_not_parse_and_does_not_off
     (workspace / ".claude" / "settings.json").write_text(json.dumps(settings))
     (workspace / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "true",}')
     clock = FakeClock()
-    app = tui_app(Config(model="scripted", provider="scripted"), workspace, Start(), demo=False, clock=clock)
+    app = tui_app(Prepared(Config(model="scripted", provider="scripted"), workspace), clock=clock)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
         screen = app.screen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -78,7 +79,9 @@ async def test_sessions_are_listed_with_first_prompt_and_turns(workspace):
     infos = {i.id: i for i in store.list()}
     assert infos[first.session_id].first_prompt == "first task"
     assert infos[first.session_id].turns == 2
-    assert store.latest() == max(first.session_id, second.session_id)
+    older = (first.log.path.stat().st_mtime - 10,) * 2  # the clock's grain is coarser than two runs
+    os.utime(first.log.path, older)
+    assert store.latest() == second.session_id  # the one used last
     assert store.resolve(first.session_id[:-2]) == first.session_id
 
 

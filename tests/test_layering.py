@@ -1,5 +1,5 @@
 """Imports flow one way (ARCHITECTURE.md): core <- context, llm, tools <- session, settings <-
-extensions <- agent <- tui, replay, api <- cli. Each package's __init__ docstring says what it may import;
+extensions <- agent <- tui, replay, api <- batch <- cli. Each package's __init__ docstring says what it may import;
 these tests hold the code to it, and hold the docstrings to the floors below."""
 
 from __future__ import annotations
@@ -26,6 +26,18 @@ ALLOWED = {
     "tui": {"core", "agent", "tui"},
     "replay": {"core", "context", "llm", "tools", "replay"},
     "api": {"core", "context", "llm", "tools", "session", "settings", "extensions", "agent", "api"},
+    "batch": {
+        "core",
+        "context",
+        "llm",
+        "tools",
+        "session",
+        "settings",
+        "extensions",
+        "agent",
+        "api",
+        "batch",
+    },
     "cli": {
         "core",
         "context",
@@ -38,6 +50,7 @@ ALLOWED = {
         "tui",
         "replay",
         "api",
+        "batch",
         "cli",
     },
 }
@@ -54,6 +67,7 @@ THIRD_PARTY_BANNED = {
     "tui": {"typer"},
     "replay": {"textual", "typer"},
     "api": {"textual", "typer", "anthropic"},
+    "batch": {"textual", "typer", "anthropic"},
 }
 MAX_MODULE_LINES = 420
 MAX_SIDE_BY_SIDE = {"agent": 16}  # the turn's room stays small enough to read as a list

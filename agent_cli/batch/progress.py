@@ -110,7 +110,5 @@ def describe(row: Row) -> str:
         first = (row.result.strip().splitlines() or ["failed"])[0]
         return f"error: {first[:160]}" + (f" · {row.branch}" if row.commit else "")
     parts = [f"{row.num_turns} turn{'s' if row.num_turns != 1 else ''}", f"{seconds:.1f} s"]
-    parts.append(f"${row.total_cost_usd:.4f}")
-    parts.append(row.branch)
-    parts.append(row.diff_stat or "no changes")
-    return " · ".join(parts)
+    parts += [f"${row.total_cost_usd:.4f}", row.branch, row.diff_stat or "no changes"]
+    return " · ".join(part for part in parts if part)

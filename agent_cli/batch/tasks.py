@@ -28,7 +28,8 @@ TASK_OPTIONS: dict[str, tuple[type, ...]] = {
 }
 KEYS = {"id", "prompt", "repo", "ref", "options"}
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # a folder name and a branch name's last part
-URL = re.compile(r"^[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:")  # scheme://…, or scp-like user@host:path
+# scheme://…, a remote helper's transport::address, or scp-like user@host:path
+URL = re.compile(r"^[a-z][a-z0-9+.-]*(://|::)|^[\w.-]+@[\w.-]+:")
 
 
 @dataclass(frozen=True)

@@ -179,7 +179,10 @@ def test_a_ray_address_that_does_not_answer_is_one_line(tmp_path, fake_anthropic
     assert fake_anthropic.requests == []
 
 
-def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them(tmp_path, fake_anthropic):
+@pytest.mark.parametrize("engine", [pytest.param(["--workers", "2"], id="local"), *ENGINES[1:]])
+def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them(
+    tmp_path, fake_anthropic, engine
+):
     server = fake_anthropic
     make_repo(tmp_path / "repo")
     for name in ("a", "b"):  # each stalls mid-answer the first time, then finishes when resumed
@@ -190,7 +193,7 @@ def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them
         [{"id": n, "prompt": f"[{n}] work", "repo": "repo"} for n in ("a", "b", "c")],
     )
     env = anthropic_env(tmp_path, server)
-    args = [*AGENT, "batch", "tasks.jsonl", "-o", "out.jsonl", "--workers", "2"]
+    args = [*AGENT, "batch", "tasks.jsonl", "-o", "out.jsonl", *engine]
     proc = subprocess.Popen(
         args,
         cwd=tmp_path,
@@ -203,7 +206,12 @@ def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them
     )
     try:
         _wait(lambda: server.conversations("[a]") and server.conversations("[b]"), proc)
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl+C: the terminal signals the whole group
+        if (
+            "--ray" in engine
+        ):  # the workers of a cluster never see the terminal's signal: the driver cancels them
+            os.kill(proc.pid, signal.SIGINT)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl+C: the terminal signals the whole group
         stdout, stderr = proc.communicate(timeout=TIMEOUT)
     finally:
         if proc.poll() is None:
@@ -219,7 +227,7 @@ def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them
     for found in sessions.values():
         assert len(found) == 1 and '"interrupted"' in (found[0] / "events.jsonl").read_text()
 
-    again = batch(tmp_path, server, "tasks.jsonl", "-o", "out.jsonl", "--workers", "2")
+    again = batch(tmp_path, server, "tasks.jsonl", "-o", "out.jsonl", *engine)
 
     assert again.returncode == 0, again.stdout + again.stderr
     rows = results(tmp_path / "out.jsonl")

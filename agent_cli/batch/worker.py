@@ -68,7 +68,13 @@ class Open:
 
 class Interrupt:
     """SIGINT and SIGTERM while a task runs: the first one interrupts the session's turn (a later
-    one changes nothing more); `requested` tells the rest of the task to stop."""
+    one changes nothing more); `requested` tells the rest of the task to stop.
+
+    While the session runs, the signals are the event loop's own (`add_signal_handler`), so one
+    wakes the loop even when it waits on a silent stream — and so does Ray's cancel, which raises
+    no signal but trips SIGINT's handler (`_thread.interrupt_main`)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.requested = False
@@ -77,7 +83,7 @@ class Interrupt:
         self._previous: dict[int, Any] = {}
 
     def install(self) -> Interrupt:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in self.SIGNALS:
             with contextlib.suppress(ValueError):  # not the main thread: the engine cancels instead
                 self._previous[sig] = signal.signal(sig, self._received)
         return self
@@ -88,7 +94,7 @@ class Interrupt:
                 signal.signal(sig, handler)
         self._previous.clear()
 
-    def _received(self, signum: int, frame: object) -> None:
+    def _received(self, signum: int, frame: object = None) -> None:
         if self.requested:
             return
         self.requested = True
@@ -96,8 +102,19 @@ class Interrupt:
             self._loop.call_soon_threadsafe(self._session.interrupt)
 
     def watch(self, session: Session | None) -> None:
-        self._session = session
-        self._loop = asyncio.get_running_loop() if session is not None else None
+        """From the running loop: `session` is the one to interrupt (None: the session is over)."""
+        loop = asyncio.get_running_loop()
+        if session is not None:
+            self._session, self._loop = session, loop
+            for sig in self._previous:  # only where the process's handlers are ours
+                with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                    loop.add_signal_handler(sig, self._received, sig)
+            return
+        self._session = self._loop = None
+        for sig in self._previous:
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
+                loop.remove_signal_handler(sig)
+                signal.signal(sig, self._received)  # back to ours for the commit
 
 
 def run_task(task: Task, plan: Plan, gate: Gate, stop: Interrupt, attempt: int = 1) -> Outcome:

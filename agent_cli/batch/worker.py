@@ -138,7 +138,7 @@ def run_task(task: Task, plan: Plan, gate: Gate, stop: Interrupt, attempt: int =
 
     try:
         checkout = prepare(task, plan.workdir)
-    except CheckoutError as exc:
+    except (CheckoutError, OSError) as exc:  # OSError: the work folder cannot be made, say
         return Outcome(task.id, None) if stop.requested else failed(str(exc))
     key = slot_key(task.id, attempt)
     if stop.requested or not gate.acquire(key):
@@ -153,7 +153,7 @@ def run_task(task: Task, plan: Plan, gate: Gate, stop: Interrupt, attempt: int =
         return Outcome(task.id, None, session_dir)
     try:
         head, stat = commit(checkout, task, exclude=_excluded(checkout.path, session_dir))
-    except CheckoutError as exc:
+    except (CheckoutError, OSError) as exc:
         result = result.failed(f"the changes could not be committed: {exc}")
         head, stat = "", ""
     data = result

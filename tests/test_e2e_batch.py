@@ -11,6 +11,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -266,33 +267,39 @@ def test_a_task_whose_process_dies_is_reported_and_run_once_more(tmp_path, fake_
 
 
 def test_max_concurrency_lets_one_agent_run_at_a_time(tmp_path, fake_anthropic):
-    """Two workers, one slot: the second task's agent starts only when the first one's has ended,
-    though its checkout was made while the first was still at work."""
+    """Two workers, one slot: whichever task gets it, the other's agent waits (and says so) until
+    the first one's has ended."""
     server = fake_anthropic
     make_repo(tmp_path / "repo")
-    server.route("[first]", Stall(reply=text("first is done")))
-    server.route("[second]", text("second is done"))
-    write_tasks(
-        tmp_path / "tasks.jsonl",
-        [{"id": n, "prompt": f"[{n}] go", "repo": "repo"} for n in ("first", "second")],
-    )
+    names = ("one", "two")
+    for name in names:
+        server.route(f"[{name}]", Stall(reply=text(f"{name} is done")))
+    write_tasks(tmp_path / "tasks.jsonl", [{"id": n, "prompt": f"[{n}] go", "repo": "repo"} for n in names])
     env = anthropic_env(tmp_path, server)
     args = [*AGENT, "batch", "tasks.jsonl", "-o", "out.jsonl", "--workers", "2", "--max-concurrency", "1"]
     proc = subprocess.Popen(
         args, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
     )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    reader.start()
     try:
-        _wait(lambda: server.conversations("[first]"), proc)
-        _wait(lambda: (tmp_path / "out.work" / "second" / "README.md").exists(), proc)
-        assert server.conversations("[second]") == []
+        _wait(lambda: any("waits for a free slot" in line for line in lines), proc)
+        waiting = next(n for n in names if any(f"⏸ {n}  waits for a free slot" in line for line in lines))
+        running = next(n for n in names if n != waiting)
+        _wait(lambda: server.conversations(f"[{running}]"), proc)
+        assert server.conversations(f"[{waiting}]") == []  # at the gate
+        server.release()  # the running agent ends; the waiting one gets the slot
+        _wait(lambda: server.conversations(f"[{waiting}]"), proc)
         server.release()
-        stdout, _ = proc.communicate(timeout=TIMEOUT)
+        proc.wait(timeout=TIMEOUT)
+        reader.join(timeout=TIMEOUT)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, stdout
-    order = [("first" if "[first]" in json.dumps(b["messages"][0]) else "second") for b in server.requests]
-    assert order == ["first", "second"]
+    assert proc.returncode == 0, "".join(lines)
+    order = [next(n for n in names if f"[{n}]" in json.dumps(b["messages"][0])) for b in server.requests]
+    assert order == [running, waiting]
 
 
 def _wait(condition, proc: subprocess.Popen) -> None:

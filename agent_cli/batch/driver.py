@@ -10,7 +10,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from agent_cli.batch.engine import BatchError, Died, Engine, EngineEvent, Finished, Started, StopRequest
+from agent_cli.batch.engine import (
+    BatchError,
+    Died,
+    Engine,
+    EngineEvent,
+    Finished,
+    Started,
+    StopRequest,
+    Waiting,
+)
 from agent_cli.batch.progress import Progress
 from agent_cli.batch.results import ResultsFile, Row, read_results
 from agent_cli.batch.summary import print_summary, summarize
@@ -83,6 +92,8 @@ def run_batch(args: BatchArgs, out: TextIO | None = None, err: TextIO | None = N
                 nonlocal interrupted
                 if isinstance(event, Started):
                     progress.started(event.task_id)
+                elif isinstance(event, Waiting):
+                    progress.waiting(event.task_id)
                 elif isinstance(event, Died):
                     progress.died(event.task_id, event.why, event.retrying)
                 elif isinstance(event, Finished):

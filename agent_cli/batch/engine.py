@@ -38,7 +38,14 @@ class Died:
     retrying: bool
 
 
-EngineEvent = Started | Finished | Died
+@dataclass(frozen=True)
+class Waiting:
+    """The task's agent waits for a free slot (`--max-concurrency`)."""
+
+    task_id: str
+
+
+EngineEvent = Started | Finished | Died | Waiting
 Emit = Callable[[EngineEvent], None]
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from agent_cli.batch.engine import Died, Emit, Finished, Started, StopRequest, died_row
+from agent_cli.batch.engine import Died, Emit, Finished, Started, StopRequest, Waiting, died_row
 from agent_cli.batch.tasks import Task
 from agent_cli.batch.worker import Interrupt, Open, Outcome, Plan, run_task
 
@@ -183,6 +183,8 @@ class LocalEngine:
         if message[0] == "want":
             worker.waiting = True
             waiting.append(worker)
+            if len(waiting) > (self.max_concurrency or 0) - self._held() and worker.task is not None:
+                emit(Waiting(worker.task.id))  # no slot free now: said once, it goes on when one is
         elif message[0] == "done":
             outcome: Outcome = message[1]
             worker.answered = True
@@ -190,6 +192,9 @@ class LocalEngine:
             emit(Finished(outcome))
             give_work(worker)
         return True
+
+    def _held(self) -> int:
+        return sum(1 for worker in self._live if worker.holding)
 
     def _ended(self, worker: _Worker, emit: Emit, queue: deque, stopping: bool, free_slot: Any) -> None:
         worker.process.join()

@@ -91,6 +91,9 @@ class Progress:
         counts.cost += row.total_cost_usd
         self._line("✗" if row.is_error else "✓", task_id, describe(row))
 
+    def waiting(self, task_id: str) -> None:
+        self._line("⏸", task_id, "waits for a free slot (--max-concurrency)")
+
     def died(self, task_id: str, why: str, retrying: bool) -> None:
         then = "running it once more" if retrying else "not again"
         self._line("!", task_id, f"its process died ({why}); {then}")

@@ -72,10 +72,16 @@ def table(stdout: str, key: str) -> str:
     return found.group(1)
 
 
+KILL = tool_call("bash", {"command": "kill -9 $PPID"})  # the process running the task (sandbox off)
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_batch_of_12_tasks_over_3_repos_then_a_second_run_skips_them(tmp_path, fake_anthropic, engine):
+    """11 tasks write a file each, t07 fails (the API refuses it), and t04's first try kills the
+    process running it: that is said, and the task runs once more."""
     server = fake_anthropic
     repos = [make_repo(tmp_path / f"repo{n}") for n in (1, 2, 3)]
+    user_config(tmp_path, '[sandbox]\nmode = "off"\n')  # so bash is the task's process's child
     tasks: list[dict | str] = []
     for n in range(12):
         task_id = f"t{n:02d}"
@@ -86,12 +92,14 @@ def test_a_batch_of_12_tasks_over_3_repos_then_a_second_run_skips_them(tmp_path,
             content = f"made by {task_id}\n"
             server.route(
                 f"[{task_id}]",
+                *([KILL] if task_id == "t04" else []),
                 tool_call("write_file", {"path": f"{task_id}.txt", "content": content}),
                 text(f"{task_id} is done"),
             )
     tasks.insert(5, '{"id": "broken", "prompt": ')  # line 6: not a task
     write_tasks(tmp_path / "tasks.jsonl", tasks)
-    args = ("tasks.jsonl", "-o", "results.jsonl", "--permission-mode", "acceptEdits", *engine)
+    allow = ("--permission-mode", "acceptEdits", "--allowed-tools", "Bash(kill:*)")
+    args = ("tasks.jsonl", "-o", "results.jsonl", *allow, *engine)
 
     done = batch(tmp_path, server, *args)
 
@@ -102,6 +110,8 @@ def test_a_batch_of_12_tasks_over_3_repos_then_a_second_run_skips_them(tmp_path,
     failed = rows.pop("t07")
     assert failed["is_error"] is True and "t07 is meant to fail" in failed["result"]
     assert re.search(r"✗ t07 .*t07 is meant to fail", done.stdout)
+    assert re.search(r"! t04  its process died \(.+\); running it once more", done.stdout), done.stdout
+    assert rows["t04"]["attempts"] == 2
     for task_id, row in rows.items():
         repo = repos[int(task_id[1:]) % 3]
         assert row["is_error"] is False and row["result"] == f"{task_id} is done", row
@@ -228,6 +238,8 @@ def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them
     for found in sessions.values():
         assert len(found) == 1 and '"interrupted"' in (found[0] / "events.jsonl").read_text()
 
+    if "--ray" in engine:
+        return  # going on is the worker's own doing, the same on both engines: checked once, locally
     again = batch(tmp_path, server, "tasks.jsonl", "-o", "out.jsonl", *engine)
 
     assert again.returncode == 0, again.stdout + again.stderr
@@ -239,31 +251,29 @@ def test_ctrl_c_stops_new_tasks_interrupts_running_ones_and_a_rerun_resumes_them
         assert sum(f"[{name}] work" in json.dumps(m) for m in last["messages"]) == 2
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_task_whose_process_dies_is_reported_and_run_once_more(tmp_path, fake_anthropic, engine):
-    """The model's command kills the process running the task (the sandbox is off in the person's
-    config, so bash is its child): the first death is retried, a second is the task's error."""
+def test_a_task_whose_process_dies_twice_is_its_error(tmp_path, fake_anthropic):
+    """(Dying once, then done, is in the 12-task batch above, on both engines.)"""
     server = fake_anthropic
     make_repo(tmp_path / "repo")
     user_config(tmp_path, '[sandbox]\nmode = "off"\n')
-    kill = tool_call("bash", {"command": "kill -9 $PPID"})
-    server.route("[once]", kill, text("once is done"))
-    server.route("[twice]", kill, kill, text("never"))
+    server.route("[twice]", KILL, KILL, text("never"))
+    server.route("[fine]", text("fine is done"))
     write_tasks(
         tmp_path / "tasks.jsonl",
-        [{"id": n, "prompt": f"[{n}] go", "repo": "repo"} for n in ("once", "twice")],
+        [{"id": n, "prompt": f"[{n}] go", "repo": "repo"} for n in ("twice", "fine")],
     )
 
-    done = batch(tmp_path, server, "tasks.jsonl", "-o", "out.jsonl", "--permission-mode", "yolo", *engine)
+    done = batch(
+        tmp_path, server, "tasks.jsonl", "-o", "out.jsonl", "--permission-mode", "yolo", "--workers", "2"
+    )
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert re.search(r"! once  its process died \(.+\); running it once more", done.stdout)
-    assert re.search(r"! twice  its process died \(.+\); not again", done.stdout)
+    assert re.search(r"! twice  its process died \(killed by SIGKILL\); running it once more", done.stdout)
+    assert re.search(r"! twice  its process died \(killed by SIGKILL\); not again", done.stdout)
     rows = results(tmp_path / "out.jsonl")
-    assert rows["once"]["is_error"] is False and rows["once"]["result"] == "once is done"
-    assert rows["once"]["attempts"] == 2
+    assert rows["fine"]["is_error"] is False
     assert rows["twice"]["is_error"] is True and rows["twice"]["attempts"] == 2
-    assert rows["twice"]["result"].startswith("the process running it died twice")
+    assert rows["twice"]["result"] == "the process running it died twice (killed by SIGKILL)"
 
 
 def test_max_concurrency_lets_one_agent_run_at_a_time(tmp_path, fake_anthropic):

@@ -156,30 +156,29 @@ def run_task(task: Task, plan: Plan, gate: Gate, stop: Interrupt, attempt: int =
     except (CheckoutError, OSError) as exc:
         result = result.failed(f"the changes could not be committed: {exc}")
         head, stat = "", ""
-    data = result
     row = Row(
         id=task.id,
-        is_error=data.is_error,
-        result=data.result,
-        num_turns=data.num_turns,
-        usage=data.usage,
-        total_cost_usd=data.total_cost_usd,
+        is_error=result.is_error,
+        result=result.result,
+        num_turns=result.num_turns,
+        usage=result.usage,
+        total_cost_usd=result.total_cost_usd,
         duration_ms=_ms(started),
         branch=checkout.branch,
         diff_stat=stat,
         session_dir=session_dir,
-        session_id=data.session_id,
-        subtype=data.subtype,
-        stop_reason=data.stop_reason,
-        cache_hit_rate=data.cache_hit_rate,
+        session_id=result.session_id,
+        subtype=result.subtype,
+        stop_reason=result.stop_reason,
+        cache_hit_rate=result.cache_hit_rate,
         repo=task.repo,
         base=checkout.base,
         commit=head,
         worktree=str(checkout.path),
         attempts=attempt,
-        permission_denials=len(data.permission_denials),
-        errors=data.errors,
-        warnings=data.warnings,
+        permission_denials=len(result.permission_denials),
+        errors=result.errors,
+        warnings=result.warnings,
     )
     return Outcome(task.id, row, session_dir)
 

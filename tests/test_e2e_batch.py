@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import AGENT, anthropic_env, run_agent, user_config
-from tests.fakeapi.replies import Fault, Stall, text, tool_call
+from tests.fakeapi.replies import Fault, Stall, rate_limited, text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
 try:
@@ -77,8 +77,9 @@ KILL = tool_call("bash", {"command": "kill -9 $PPID"})  # the process running th
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_batch_of_12_tasks_over_3_repos_then_a_second_run_skips_them(tmp_path, fake_anthropic, engine):
-    """11 tasks write a file each, t07 fails (the API refuses it), and t04's first try kills the
-    process running it: that is said, and the task runs once more."""
+    """11 tasks write a file each, t07 fails (the API refuses it), t04's first try kills the
+    process running it (that is said, and the task runs once more), and t02 is rate-limited once
+    (it backs off by itself, as with -p)."""
     server = fake_anthropic
     repos = [make_repo(tmp_path / f"repo{n}") for n in (1, 2, 3)]
     user_config(tmp_path, '[sandbox]\nmode = "off"\n')  # so bash is the task's process's child
@@ -93,6 +94,7 @@ def test_a_batch_of_12_tasks_over_3_repos_then_a_second_run_skips_them(tmp_path,
             server.route(
                 f"[{task_id}]",
                 *([KILL] if task_id == "t04" else []),
+                *([rate_limited(retry_after=0)] if task_id == "t02" else []),
                 tool_call("write_file", {"path": f"{task_id}.txt", "content": content}),
                 text(f"{task_id} is done"),
             )
@@ -112,6 +114,7 @@ def test_a_batch_of_12_tasks_over_3_repos_then_a_second_run_skips_them(tmp_path,
     assert re.search(r"✗ t07 .*t07 is meant to fail", done.stdout)
     assert re.search(r"! t04  its process died \(.+\); running it once more", done.stdout), done.stdout
     assert rows["t04"]["attempts"] == 2
+    assert [r for r in server.statuses if r == 429] == [429]  # t02's, backed off inside its task
     for task_id, row in rows.items():
         repo = repos[int(task_id[1:]) % 3]
         assert row["is_error"] is False and row["result"] == f"{task_id} is done", row

@@ -1,5 +1,6 @@
 """Imports flow one way (ARCHITECTURE.md): core <- context, llm, tools <- session, settings <-
-extensions <- agent <- tui, replay, api <- acp <- cli. Each package's __init__ docstring says what it may import;
+extensions <- agent <- tui, replay, api <- acp, batch <- cli. Each package's __init__ docstring says what it may
+import;
 these tests hold the code to it, and hold the docstrings to the floors below."""
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ ALLOWED = {
     "replay": {"core", "context", "llm", "tools", "replay"},
     "api": {"core", "context", "llm", "tools", "session", "settings", "extensions", "agent", "api"},
     "acp": {"core", "tools", "agent", "api", "acp"},
+    "batch": {
+        "core",
+        "context",
+        "llm",
+        "tools",
+        "session",
+        "settings",
+        "extensions",
+        "agent",
+        "api",
+        "batch",
+    },
     "cli": {
         "core",
         "context",
@@ -40,6 +53,7 @@ ALLOWED = {
         "replay",
         "api",
         "acp",
+        "batch",
         "cli",
     },
 }
@@ -57,6 +71,7 @@ THIRD_PARTY_BANNED = {
     "replay": {"textual", "typer"},
     "api": {"textual", "typer", "anthropic"},
     "acp": {"textual", "typer", "anthropic"},
+    "batch": {"textual", "typer", "anthropic"},
 }
 MAX_MODULE_LINES = 420
 MAX_SIDE_BY_SIDE = {"agent": 16}  # the turn's room stays small enough to read as a list

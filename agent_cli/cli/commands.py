@@ -268,6 +268,10 @@ def typer_app():
         )
         raise typer.Exit(serve(options))
 
+    from agent_cli.cli.batch_command import add_batch
+
+    add_batch(app)
+
     mcp_app = typer.Typer(
         help="MCP servers from .mcp.json and config.toml (mcp_servers tables).", no_args_is_help=True
     )

@@ -51,12 +51,30 @@ class SessionSeal:
         except OSError:
             return None
         if len(key) != KEY_BYTES and create:
-            key = secrets.token_bytes(KEY_BYTES)
-            try:
-                private_dir(self.key_path.parent)
-                with open(open_private(self.key_path, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
-                    fh.write(key)
-            except OSError:
-                pass  # no place to keep it: this session's seal holds for this process only
+            key = self._create(replace=bool(key))
         self._key = key if len(key) == KEY_BYTES else None
         return self._key
+
+    def _create(self, *, replace: bool) -> bytes:
+        """A new key on disk. Several agents may start at once on a fresh machine (a batch's
+        workers): the key is written whole to a file of its own, then linked into place, so the
+        first one made is the one every process uses. `replace`: the file there is broken."""
+        key = secrets.token_bytes(KEY_BYTES)
+        try:
+            private_dir(self.key_path.parent)
+            if replace:
+                with open(open_private(self.key_path, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
+                    fh.write(key)
+                return key
+            draft = self.key_path.with_name(f".{self.key_path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            with open(open_private(draft, os.O_WRONLY | os.O_EXCL), "wb") as fh:
+                fh.write(key)
+            try:
+                os.link(draft, self.key_path)
+            except FileExistsError:
+                key = self.key_path.read_bytes()  # another process was first: its key, whole
+            finally:
+                draft.unlink()
+        except OSError:
+            pass  # no place to keep it: this session's seal holds for this process only
+        return key

@@ -1,0 +1,1 @@
+"""Tests of agent_cli/batch/: the batch file, results, checkouts, the summary, the slots."""

@@ -1,0 +1,89 @@
+"""The batch's driver before and after any task runs: what stops it at once (one line, exit 2),
+what a batch with nothing left to do prints, and a task whose work folder cannot be made."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_cli.api import Options
+from agent_cli.batch.driver import BatchArgs, run_batch
+from agent_cli.batch.results import Row
+from agent_cli.batch.tasks import Task
+from agent_cli.batch.worker import Interrupt, Open, Plan, run_task
+
+
+def _run(args: BatchArgs) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_batch(args, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _tasks(tmp_path: Path, *ids: str) -> Path:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "prompt": "x", "repo": "repo"}) + "\n" for i in ids))
+    return path
+
+
+@pytest.fixture
+def key(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+
+
+def test_no_key_stops_the_batch_before_any_task(tmp_path):
+    code, out, err = _run(BatchArgs(_tasks(tmp_path, "a"), tmp_path / "out.jsonl", Options()))
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "agent: no API key found: export ANTHROPIC_API_KEY=sk-ant-... (or ANTHROPIC_BASE_URL for a "
+        "compatible server) before the batch; every task would fail"
+    ]
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.usefixtures("key")
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"tasks": Path("missing.jsonl")}, "missing.jsonl: No such file or directory"),
+        ({"workers": 0}, "--workers must be at least 1"),
+        ({"max_concurrency": 0}, "--max-concurrency must be at least 1"),
+        ({"options": Options(permission_mode="sometimes")}, "permission mode 'sometimes'"),
+    ],
+)
+def test_what_stops_a_batch_at_once_is_one_line(tmp_path, change, message):
+    args = BatchArgs(_tasks(tmp_path, "a"), tmp_path / "out.jsonl", Options())
+    fields = {**args.__dict__, **change}
+    if "tasks" in change:
+        fields["tasks"] = tmp_path / change["tasks"]
+    code, _, err = _run(BatchArgs(**fields))
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("agent: ") and message in lines[0], err
+
+
+@pytest.mark.usefixtures("key")
+def test_a_batch_with_every_task_done_runs_nothing_and_says_so(tmp_path):
+    results = tmp_path / "out.jsonl"
+    results.write_text(
+        json.dumps(Row("a", False, "ok").to_json()) + "\n" + json.dumps(Row("b", True, "no").to_json()) + "\n"
+    )
+    args = BatchArgs(_tasks(tmp_path, "a", "b"), results, Options(), ray=True)  # Ray is never started
+
+    code, out, _ = _run(args)
+
+    assert code == 0
+    assert "agent batch: 0 tasks to run (2 with a result already)" in out
+    assert "skipped (a result already) │ 2" in out
+
+
+def test_a_task_whose_work_folder_cannot_be_made_is_its_error(tmp_path):
+    (tmp_path / "work").write_text("a file where the folder would be\n")
+    task = Task("t", "x", str(tmp_path / "repo"))
+
+    outcome = run_task(task, Plan(Options(), tmp_path / "work"), Open(), Interrupt())
+
+    assert outcome.row is not None and outcome.row.is_error
+    assert "File exists" in outcome.row.result

@@ -1,15 +1,18 @@
 """`agent acp`: the ACP agent on stdin/stdout until the client closes them.
 
 stdout carries the protocol alone: the process's own fd 1 is moved to stderr before anything runs,
-so a stray print (ours, a library's, a child's) cannot corrupt a message. The SDK's complaints (a
-line that is not JSON) are one line each on stderr. SIGTERM and SIGHUP end every turn as a cancel
-does and close the sessions, resumable.
+so a stray print (ours, a library's, a child's) cannot corrupt a message. Every line the client sends
+passes `screen` before the SDK sees it: a line that is not JSON gets JSON-RPC's parse error (-32700),
+JSON that is not a request object its invalid-request error (-32600), both with a null id as the
+spec says, and one line on stderr; the SDK would drop the first in silence and end the connection on
+the second. SIGTERM and SIGHUP end every turn as a cancel does and close the sessions, resumable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
     from agent_cli.api import Options
 
 BUFFER_LIMIT = 50 * 1024 * 1024  # one message at most (an image in a prompt), as the SDK's default
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 
 
 class OneLine(logging.Formatter):
@@ -57,11 +62,13 @@ async def _serve(options: Options, protocol_out: int) -> None:
     from agent_cli.acp.server import AcpAgent
 
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=BUFFER_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    stdin = asyncio.StreamReader(limit=BUFFER_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
     pipe = os.fdopen(protocol_out, "wb", buffering=0)
     transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
     writer = asyncio.StreamWriter(transport, flow, None, loop)
+    reader = asyncio.StreamReader(limit=BUFFER_LIMIT)  # what the SDK reads: the lines `screen` passed
+    screening = asyncio.create_task(screen(stdin, reader, writer))
     main = asyncio.current_task()
     for signum in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -79,7 +86,45 @@ async def _serve(options: Options, protocol_out: int) -> None:
         except asyncio.CancelledError:
             pass  # a signal: the sessions close below
         finally:
+            screening.cancel()
             await asyncio.shield(_close(agent))
+
+
+async def screen(
+    source: asyncio.StreamReader, sink: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Copy the client's lines to `sink` until it hangs up, answering those that are not JSON-RPC
+    objects here (see the module doc)."""
+    try:
+        while True:
+            try:
+                line = await source.readline()
+            except ValueError:  # longer than BUFFER_LIMIT: asyncio has dropped it
+                await _refuse(writer, INVALID_REQUEST, f"a message over {BUFFER_LIMIT:,} bytes")
+                continue
+            if not line:
+                break
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                await _refuse(writer, PARSE_ERROR, f"not JSON ({exc})")
+                continue
+            if not isinstance(message, dict):
+                await _refuse(writer, INVALID_REQUEST, f"a JSON {type(message).__name__}, not an object")
+                continue
+            sink.feed_data(line if line.endswith(b"\n") else line + b"\n")
+    finally:
+        sink.feed_eof()
+
+
+async def _refuse(writer: asyncio.StreamWriter, code: int, why: str) -> None:
+    logging.getLogger(__name__).warning("refused a line from the client: %s", why)
+    message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": why}}
+    writer.write(json.dumps(error, separators=(",", ":")).encode() + b"\n")
+    await writer.drain()
 
 
 async def _close(agent: Any) -> None:

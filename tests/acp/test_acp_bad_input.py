@@ -1,6 +1,7 @@
-"""What a client gets wrong: each bad request gets its JSON-RPC error (or, for a line that is not
-JSON at all, one line on stderr) and the agent stays up to answer the next one. Raw lines are
-written here, because the SDK's client side cannot send them."""
+"""What a client gets wrong: each bad request gets its JSON-RPC error (a line that is not JSON, or
+JSON that is not a request object, gets one with a null id, and one line on stderr) and the agent
+stays up to answer the next one. Raw lines are written here, because the SDK's client side cannot
+send them."""
 
 from __future__ import annotations
 
@@ -32,6 +33,16 @@ class Raw:
             assert line, "the agent closed its stdout"
             message = json.loads(line)
             if message.get("id") == request_id:
+                return message
+
+    async def refusal(self) -> dict[str, Any]:
+        """The next error answered with a null id (a line the agent could not take as a request)."""
+        assert self.process.stdout is not None
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), WAIT)
+            assert line, "the agent closed its stdout"
+            message = json.loads(line)
+            if "id" in message and message["id"] is None and "error" in message:
                 return message
 
     async def call(self, request_id: int, method: str, params: Any = None) -> dict[str, Any]:
@@ -67,6 +78,12 @@ async def test_unknown_methods_and_malformed_requests_get_errors_and_the_agent_s
         relative = await raw.call(4, "session/new", {"cwd": "repo", "mcpServers": []})
         assert relative["error"]["code"] == -32602 and "absolute" in relative["error"]["data"]["message"]
         await raw.send("this is not json {")
+        parse = await raw.refusal()
+        assert parse["error"]["code"] == -32700 and "not JSON" in parse["error"]["data"]
+        await raw.send("[1, 2]")  # JSON, but no request: the SDK alone would end the connection
+        assert (await raw.refusal())["error"]["code"] == -32600
+        await raw.send("5")
+        assert (await raw.refusal())["error"]["code"] == -32600
         no_session = await raw.call(
             5, "session/prompt", {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}
         )
@@ -92,7 +109,7 @@ async def test_unknown_methods_and_malformed_requests_get_errors_and_the_agent_s
     assert code == 0
     said = stderr.read_text().splitlines()
     assert said == [line for line in said if line.startswith("agent acp: ")]  # one line each, no traceback
-    assert any("JSON" in line for line in said), said
+    assert any("not JSON" in line for line in said) and any("not an object" in line for line in said), said
 
 
 async def test_a_client_that_declares_compaction_gets_compaction_updates(

@@ -30,6 +30,7 @@ from agent_cli.context.model import (
     Summarizer,
     TierContext,
     apply_compaction,
+    shift_index,
 )
 from agent_cli.context.offload import (
     clean_message,
@@ -199,9 +200,7 @@ class ContextEngine:
 
     # -- requests and usage ------------------------------------------------------------------------------
     def build_request(self, *, max_tokens: int | None = None) -> Request:
-        if not self._view:
-            raise ValueError("there is nothing to send: the conversation is empty")
-        self._check()
+        self._check(sending=True)
         _, reserved = self._budget()
         request = self.requests.turn(self._view, self.model, max_tokens or reserved)
         self._last_request_at = request.metadata["sent_at"]
@@ -211,8 +210,7 @@ class ContextEngine:
         """A side request that reuses the conversation's cached prefix (the session-memory update): the
         view exactly as the next request would send it, `instruction` as a last user text, the tools
         kept (they are part of the prefix) but not to be called. The engine's state is not changed."""
-        if not self._view:
-            raise ValueError("there is nothing to send: the conversation is empty")
+        self._check(sending=True)
         meta = BlockMeta(Trust.SYSTEM, "memory", self.clock(), tag="session-memory-request")
         ask = Message("user", (Block.text_block(instruction, meta),), self._view[-1].turn)
         request = self.requests.side(self._view, self.model, ask, max_tokens)
@@ -364,7 +362,7 @@ class ContextEngine:
             for ref, text in compaction.originals.items():
                 self.store.put(ref, text)
         spans = sorted(compaction.replacements, key=lambda s: s.start)
-        self._move_memory_covers(spans, len(view))
+        self.memory_covers = min(shift_index(compaction, self.memory_covers), len(view))  # follows the view
         self.tokens.replace(spans)
         self._view = view
         if spans:
@@ -387,24 +385,12 @@ class ContextEngine:
     def _used(self) -> int:
         return self.tokens.used()
 
-    def _move_memory_covers(self, spans: list[SpanReplacement], length: int) -> None:
-        """The note's coverage follows the view; a boundary inside a replaced span moves to its start."""
-        covers = self.memory_covers
-        for span in reversed(spans):
-            if span.end <= covers:
-                covers += len(span.messages) - (span.end - span.start)
-            elif span.start < covers:
-                covers = span.start
-        self.memory_covers = max(0, min(covers, length))
-
     def _next_paste_ref(self) -> str:
         return self._pastes.next(self.store.refs())
 
     def _budget(self) -> tuple[int, int]:
         budget, reserved = self.config.budget(self.model.context_window, self.model.max_output_tokens)
-        if (
-            self._server_ceiling
-        ):  # the server told us its real limit ("prompt is too long"): plan below it from now on
+        if self._server_ceiling:  # the server told us its limit ("prompt is too long"): plan below it
             budget = max(1, min(budget, int(self._server_ceiling * SERVER_CEILING_SHARE)))
         return budget, reserved
 
@@ -413,7 +399,9 @@ class ContextEngine:
             raise RuntimeError("no compaction policy: agent_cli.context.policy could not be imported")
         return self.policy
 
-    def _check(self) -> None:
+    def _check(self, *, sending: bool = False) -> None:
+        if sending and not self._view:
+            raise ValueError("there is nothing to send: the conversation is empty")
         if self.debug:
             assert_valid(self._view)
 

@@ -190,3 +190,15 @@ class Tier(Protocol):
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         """A compaction of `view`, or None when this tier has nothing worth doing."""
         ...
+
+
+def shift_index(compaction: Compaction, index: int) -> int:
+    """Where view index `index` (a boundary, e.g. the memory note's coverage) lands after `compaction`.
+    A boundary inside a replaced span moves to the span's start: it never claims more than it covered."""
+    out = index
+    for span in compaction.replacements:
+        if span.end <= index:
+            out += len(span.messages) - (span.end - span.start)
+        elif span.start < index:
+            out -= index - span.start
+    return max(0, out)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent_cli.context.model import Compaction, Tier, TierContext, apply_compaction
+from agent_cli.context.model import Compaction, Tier, TierContext, apply_compaction, shift_index
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
 from agent_cli.context.tiers.api_edits import ApiClear, ApiCompact
 from agent_cli.context.tiers.micro import is_cache_cold
@@ -71,18 +71,6 @@ POLICIES: dict[str, PolicySpec] = {
         "api-compact", micro=False, region=False, memory=False, full=False, digest=False, api_compact=True
     ),
 }
-
-
-def shift_index(compaction: Compaction, index: int) -> int:
-    """Where view index `index` (a boundary, e.g. the memory note's coverage) lands after `compaction`.
-    A boundary inside a replaced span moves to the span's start: it never claims more than it covered."""
-    out = index
-    for span in compaction.replacements:
-        if span.end <= index:
-            out += len(span.messages) - (span.end - span.start)
-        elif span.start < index:
-            out -= index - span.start
-    return max(0, out)
 
 
 class Policy:

@@ -3,13 +3,13 @@ find the lines of it that match a regular expression."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from agent_cli.core.errors import ToolError
 from agent_cli.core.images import base64_size, parse_data_url
 from agent_cli.tools.base import ImagePart, ToolContext, ToolResult
 from agent_cli.tools.fs import int_arg, reports_tool_errors, str_arg
+from agent_cli.tools.patterns import Matcher
 
 DEFAULT_LIMIT = 20_000
 MAX_LIMIT = 25_000  # below the 30k offload threshold, so a recalled page is never offloaded again
@@ -103,10 +103,7 @@ class RecallTool:
 
 def find_lines(ref: str, text: str, pattern: str, offset: int, limit: int) -> ToolResult:
     """The lines of `text` (from char `offset`) matching `pattern`, numbered, within `limit` chars."""
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise ToolError(f"invalid pattern {pattern!r}: {exc}") from exc
+    regex = Matcher(pattern)
     if offset > len(text):
         raise ToolError(f"offset {offset} is past the end of {ref!r}, which has {len(text)} chars")
     lines = text.splitlines(keepends=True)

@@ -166,6 +166,15 @@ async def test_bad_input_is_one_clear_line_and_loses_nothing(shells, ws) -> None
     assert nobody.is_error and "no background shell 'bash_7'" in nobody.output
 
 
+async def test_a_backtracking_filter_is_stopped_with_a_clear_error_and_loses_nothing(shells) -> None:
+    shell_id = await shells.start("printf 'a%.0s' $(seq 1 3000); echo '!'; echo done")
+    await shells.ended(shell_id)
+    slow = await shells("bash_output", bash_id=shell_id, filter="(a|aa)+$")  # minutes under `re`
+    assert slow.is_error and "took over 2 s to match" in slow.output and "nothing was lost" in slow.output
+    whole = await shells("bash_output", bash_id=shell_id)
+    assert whole.output.splitlines()[1] == "done"  # the stopped read moved nothing
+
+
 async def test_kill_shell_ends_the_whole_group(shells) -> None:
     shell_id = await shells.start("sleep 300 & sleep 301; wait")
     shell = shells.shells.get(shell_id)

@@ -75,6 +75,16 @@ async def test_recall_pattern_without_a_match_and_a_bad_pattern(ws: Path) -> Non
     assert gone.is_error and "nothing is stored under it" in gone.output
 
 
+async def test_a_recall_pattern_that_backtracks_is_stopped_with_a_clear_error(ws: Path) -> None:
+    store = MemoryStore()
+    store.put("out-1", "a" * 5000 + "!\nfound\n")
+    ctx = ToolContext(workspace=ws, store=store)
+    slow = await RecallTool().run({"ref": "out-1", "pattern": r"(\w+\s?)+$"}, ctx)
+    assert slow.is_error and "took over 2 s to match" in slow.output
+    fine = await RecallTool().run({"ref": "out-1", "pattern": "fou?nd"}, ctx)
+    assert fine.output.endswith("2: found")
+
+
 async def test_recall_pattern_pages_when_the_matches_are_many(ws: Path) -> None:
     store = MemoryStore()
     store.put("many", "".join(f"hit {n}\n" for n in range(1, 3001)))

@@ -9,7 +9,6 @@ the shell's whole output stays in the store under the shell's id for `recall`.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from agent_cli.core.errors import ToolError
@@ -17,6 +16,7 @@ from agent_cli.core.persisted import join_preview, persisted_element, split_prev
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.capture import Captured, OutputCapture
 from agent_cli.tools.fs import reports_tool_errors, str_arg
+from agent_cli.tools.patterns import Matcher
 from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.shells.manager import Shell, ShellManager
 from agent_cli.tools.shells.output import DROPPED, Dropped
@@ -57,12 +57,7 @@ class BashOutputTool:
     async def run(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         shell_id = str_arg(input, "bash_id").strip()
         pattern = input.get("filter")
-        regex = None
-        if isinstance(pattern, str) and pattern:
-            try:
-                regex = re.compile(pattern)
-            except re.error as exc:
-                raise ToolError(f"invalid filter {pattern!r}: {exc} (nothing was read)") from exc
+        regex = Matcher(pattern, "filter") if isinstance(pattern, str) and pattern else None
         shell = self.shells.get(shell_id)
         if shell is None:
             raise ToolError(self.shells.unknown(shell_id, ctx.store))
@@ -74,7 +69,7 @@ class BashOutputTool:
         return read_new(shell, regex, ctx)
 
 
-def read_new(shell: Shell, regex: re.Pattern[str] | None, ctx: ToolContext) -> ToolResult:
+def read_new(shell: Shell, regex: Matcher | None, ctx: ToolContext) -> ToolResult:
     """What `shell` printed since the model's last read (matching lines only, with `regex`), with its
     status after it. A running shell's unfinished last line waits for its end when filtering."""
     running = shell.running
@@ -124,7 +119,7 @@ def _span(shell: Shell, start: int, end: int, ctx: ToolContext, counts: _Counts)
 
 
 def _captured(
-    shell: Shell, start: int, end: int, regex: re.Pattern[str] | None, ctx: ToolContext, counts: _Counts
+    shell: Shell, start: int, end: int, regex: Matcher | None, ctx: ToolContext, counts: _Counts
 ) -> Captured:
     """A filtered read (or one past the storage ceiling) under the usual caps (tools/capture.py)."""
     out = shell.output
@@ -158,14 +153,14 @@ class _Counts:
     def __init__(self) -> None:
         self.chars = self.lines = self.matched = self.dropped = 0
 
-    def line(self, line: str, regex: re.Pattern[str], capture: OutputCapture) -> None:
+    def line(self, line: str, regex: Matcher, capture: OutputCapture) -> None:
         self.lines += 1
         if regex.search(line):
             self.matched += 1
             capture.feed(line + "\n")
 
 
-def _status(shell: Shell, regex: re.Pattern[str] | None, counts: _Counts, held_back: bool) -> str:
+def _status(shell: Shell, regex: Matcher | None, counts: _Counts, held_back: bool) -> str:
     parts = [f"{shell.id}: {shell.status_text()}"]
     if not counts.chars and not counts.dropped:
         parts.append("no new output")

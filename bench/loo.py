@@ -8,7 +8,9 @@ configuration and file, so a re-run only replays what is new). Then, for each se
 constants are chosen on the OTHER sessions: the cheapest median adjusted cost among the settings
 whose blind edits are at most GOAL_BLIND of the edits visible with no management over those
 sessions (and at most GOAL_BLIND_ONE on each of them); that setting is then scored on the held-out
-session. The held-out figures are the ones to report; the setting chosen on all sessions is the one
+session. GOAL_BLIND and GOAL_BLIND_ONE are issue 19's targets (2%, 5%) with a margin (1%, 3%): a
+setting that meets 2% in-sample with nothing to spare met it by fitting (chosen that way, the held-out
+figures were blind 9/327 at median 0.844x; with the margin 7/327 at 0.820x, bench/RESULTS.md). The held-out figures are the ones to report; the setting chosen on all sessions is the one
 to ship. The predictor's hazard (context/reuse.py) is fitted separately (bench/fit_reuse.py --exclude).
 """
 
@@ -47,8 +49,8 @@ async def _memo_run(transcript, policy_name, config, model, summarizer, dump):  
 driver._run = _memo_run
 
 LONG = 50
-GOAL_BLIND = 0.02
-GOAL_BLIND_ONE = 0.05
+GOAL_BLIND = 0.01
+GOAL_BLIND_ONE = 0.03
 
 
 def parse_grid(items: list[str]) -> dict[str, list[float]]:
@@ -124,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
     parser.add_argument(
-        "--grid", nargs="*", default=["forecast_ratio=0.15,0.25,0.4", "miss_penalty_tokens=30000,100000"]
+        "--grid",
+        nargs="*",
+        default=["forecast_ratio=0.15,0.25,0.4", "miss_penalty_tokens=20000,30000,45000,60000,90000"],
     )
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
     parser.add_argument("--json", action="store_true")

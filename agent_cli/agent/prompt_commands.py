@@ -12,6 +12,7 @@ from agent_cli.core.events import Event, Notice, TurnFinished
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 from agent_cli.extensions.custom_commands import PromptCommand
 from agent_cli.extensions.loader import command_rules
+from agent_cli.llm.models import ModelFit
 
 Turn = Callable[[str, Callable[[Event], None], Message], Awaitable[TurnFinished]]
 
@@ -26,6 +27,8 @@ class CommandHost(Protocol):
     permissions: Any  # its `rules` gain the command's allowed-tools for the turn
 
     def set_model(self, name: str) -> None: ...
+
+    def switch_model(self, name: str) -> ModelFit: ...
 
 
 async def custom_turn(
@@ -46,8 +49,17 @@ async def custom_turn(
     message = Message("user", (Block.text_block(text, meta),), session.loop.turn + 1)
     granted, model = command_rules(command, session.trusted, emit), session.model
     session.permissions.rules += granted
-    if command.model and command.model != model:
-        session.set_model(command.model)
+    if command.model and command.model != model:  # judged as /model judges it
+        fit = session.switch_model(command.model)
+        if fit.refused:
+            emit(
+                Notice(
+                    f"/{command.name} asks for {command.model}: {fit.refused} This turn runs on {model}.",
+                    "warning",
+                )
+            )
+        elif fit.note:
+            emit(Notice(f"/{command.name} runs on {command.model}: {fit.note}", "info"))
     try:
         return await turn(label, emit, message)
     finally:

@@ -132,6 +132,19 @@ async def test_allowed_tools_count_only_in_a_trusted_workspace(workspace):
     assert any("allowed-tools ignored (this workspace is not trusted)" in n for n in notices)
 
 
+async def test_a_command_s_model_the_provider_cannot_serve_is_said_and_the_turn_runs_on_the_session_s(
+    workspace,
+):
+    write(workspace / ".agent" / "commands" / "other.md", "---\nmodel: gpt-5\n---\nGo.\n")
+    s = make(workspace, [{"text": "a"}], trusted=False)
+    s.provider.name, s.provider.routes_any_model = "anthropic", False  # Anthropic's own API
+    events = await run(s, "/other")
+    assert [r.model for r in s.provider.requests] == ["scripted"]
+    [said] = [e.text for e in events if isinstance(e, Notice) and "gpt-5" in e.text]
+    assert said.startswith("/other asks for gpt-5: gpt-5 is a model of openai") and "runs on scripted" in said
+    assert s.model == "scripted"
+
+
 async def test_the_model_of_a_command_is_used_for_its_turn_only(workspace):
     write(workspace / ".agent" / "commands" / "quick.md", "---\nmodel: claude-haiku-5-5\n---\nBe quick.\n")
     s = make(workspace, [{"text": "a"}, {"text": "b"}], trusted=False)

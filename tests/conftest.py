@@ -17,6 +17,29 @@ for var in (
 os.environ.setdefault("XDG_CONFIG_HOME", "/nonexistent-agent-test-config")
 os.environ.setdefault("CLAUDE_CONFIG_DIR", "/nonexistent-claude-test-config")  # never ~/.claude
 
+
+@pytest.fixture(scope="session", autouse=True)
+def private_tmux(tmp_path_factory: pytest.TempPathFactory):
+    """The tmux tests run on a tmux server of their own (its socket under a temporary TMUX_TMPDIR),
+    never on the person's: not inside their session, not beside their windows; ended afterwards."""
+    saved = {var: os.environ.get(var) for var in ("TMUX", "TMUX_TMPDIR", "TMUX_PANE")}
+    os.environ.pop("TMUX", None)
+    os.environ.pop("TMUX_PANE", None)
+    os.environ["TMUX_TMPDIR"] = str(tmp_path_factory.mktemp("tmux"))
+    yield
+    import subprocess
+
+    try:
+        subprocess.run(["tmux", "kill-server"], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for var, value in saved.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+
+
 try:  # the local Messages-API server (tests/fakeapi)
     from tests.fakeapi.fixtures import fake_anthropic, fake_openai  # noqa: F401
 except ImportError:  # pragma: no cover - while it is being written

@@ -3,9 +3,10 @@
 `bash_output(filter=…)` and `recall(pattern=…)` match a pattern the model wrote against output that
 may be megabytes long, on the event loop the UI runs on. Python's `re` has no limit: a pattern like
 `(a|aa)+$` backtracks for minutes on one long line and the whole agent stops answering. The `regex`
-library (re's syntax, maintained, already installed with tiktoken) takes a timeout per call; `Matcher`
-spreads one budget over every line of a read, and when it is spent the read stops with a clear error
-and nothing is lost (the output stays stored, the cursor where it was).
+library (re's syntax, maintained, already installed with tiktoken) takes a timeout per call. A read
+stops, with a clear error and nothing lost (the output stays stored, the cursor where it was), when
+one line takes over `BUDGET_SECONDS`, or when the read has run that long and is slower than
+`SLOW_LINE_SECONDS` a line on average (a 50 MB output searched by a sane pattern runs far faster).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import regex
 
 from agent_cli.core.errors import ToolError
 
-BUDGET_SECONDS = 2.0  # for one read's matching, all its lines together
+BUDGET_SECONDS = 2.0
+SLOW_LINE_SECONDS = 50e-6  # a sane pattern matches hundreds of thousands of lines a second
 
 
 class Matcher:
-    """A compiled pattern and what is left of its time budget."""
+    """A compiled pattern and the time its read has taken."""
 
     def __init__(self, pattern: str, what: str = "pattern", budget: float = BUDGET_SECONDS) -> None:
         try:
@@ -30,18 +32,20 @@ class Matcher:
         self.pattern = pattern
         self.what = what
         self.budget = budget
-        self.deadline: float | None = None
+        self.started: float | None = None
+        self.lines = 0
 
     def search(self, line: str) -> bool:
-        """Whether `line` holds a match; ToolError once the read's budget is spent."""
+        """Whether `line` holds a match; ToolError when the pattern proves too slow (above)."""
         now = time.monotonic()
-        if self.deadline is None:
-            self.deadline = now + self.budget
-        left = self.deadline - now
+        if self.started is None:
+            self.started = now
+        self.lines += 1
+        spent = now - self.started
         try:
-            if left <= 0:
+            if spent > self.budget and spent > self.lines * SLOW_LINE_SECONDS:
                 raise TimeoutError
-            return self.compiled.search(line, timeout=left) is not None
+            return self.compiled.search(line, timeout=self.budget) is not None
         except TimeoutError:
             raise ToolError(
                 f"the {self.what} /{self.pattern}/ took over {self.budget:g} s to match (it backtracks: "

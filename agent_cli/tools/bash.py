@@ -185,21 +185,34 @@ async def spawn(
     loop = asyncio.get_running_loop()
     fd = filter_fd(seccomp) if seccomp and prefix else None
     try:
-        transport, _ = await loop.subprocess_exec(
-            lambda: capture,
-            *prefix,
-            *(("--seccomp", str(fd)) if fd is not None else ()),
-            "/bin/bash",
-            "-c",
-            command,
-            cwd=str(ctx.workspace),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
-            pass_fds=(fd,) if fd is not None else (),
+        starting = asyncio.ensure_future(
+            loop.subprocess_exec(
+                lambda: capture,
+                *prefix,
+                *(("--seccomp", str(fd)) if fd is not None else ()),
+                "/bin/bash",
+                "-c",
+                command,
+                cwd=str(ctx.workspace),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env={**ctx.child_env.build(), **_ENV_OVERRIDES},  # no agent keys, no secret-looking names
+                pass_fds=(fd,) if fd is not None else (),
+            )
         )
+        try:
+            transport, _ = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Interrupted while starting: let it finish starting, then end its whole group. (asyncio's
+            # own clean-up kills only the process it started: bwrap's sandbox child, forked by then,
+            # was left running without a parent, holding the pipe, and the turn never ended.)
+            with contextlib.suppress(Exception):
+                transport, _ = await starting
+                await kill_group(transport.get_pid(), capture)
+                transport.close()
+            raise
     finally:
         if fd is not None:
             os.close(fd)  # bwrap has its own copy

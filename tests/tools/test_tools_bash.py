@@ -12,7 +12,9 @@ import asyncio
 import ctypes
 import os
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.tools.base import ToolContext
-from agent_cli.tools.bash import BashTool
+from agent_cli.tools.bash import BashTool, run_command
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -148,6 +150,28 @@ async def test_cancellation_kills_the_group_and_propagates(ws: Path, reaper) -> 
     pg, bg = ids("".join(seen))
     reaper.append(bg)
     assert group_gone(pg, [bg])
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_an_interrupt_while_the_sandbox_starts_ends_the_command_at_once(ws: Path) -> None:
+    """Esc a moment after `bash` was called, while bwrap was still starting: asyncio's own clean-up
+    killed only bwrap's first process, and the sandbox it had forked ran on without a parent, holding
+    the pipe: the turn waited for the whole command (30 s in the API tests, or for ever)."""
+    sandbox = ("bwrap", "--die-with-parent", "--unshare-pid", "--unshare-user", "--ro-bind", "/", "/")
+    sandbox += ("--dev", "/dev", "--proc", "/proc")
+    ctx = ToolContext(workspace=ws)
+    for step in range(30):  # interrupted at a spread of moments early in the start
+        task = asyncio.create_task(run_command("sleep 600", 900, ctx, sandbox))
+        for _ in range(1 + step % 3):
+            await asyncio.sleep(0)
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=120)  # the command alone would take 600 s
+        assert done, f"interrupted at step {step}: the turn still waits for the command"
+    assert not [line for line in _processes() if "sleep 600" in line and "bwrap" in line]
+
+
+def _processes() -> list[str]:
+    return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
 
 
 async def test_bad_timeouts(call) -> None:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.reuse import HAZARD, Hazard, predict  # noqa: E402
 from agent_cli.replay.driver import load_transcript  # noqa: E402
-from agent_cli.replay.fidelity import LINE_PREFIX, edit_probes, shows  # noqa: E402
+from agent_cli.replay.oracle import needs  # noqa: E402
 
 PLAIN = {cls: Hazard(0.5, 0.0) for cls in HAZARD}
 TAUS = (0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 60, 100, 0)
@@ -38,25 +38,7 @@ Sample = tuple[str, int, bool]  # class, age, needed later
 def samples(path: Path, stride: int = 1) -> list[Sample]:
     """(class, age, needed) for every tool call at every `stride`-th request of one session."""
     transcript = load_transcript(path)
-    probes = {p.tool_use_id: p for p in edit_probes(transcript)}
-    texts: list[tuple[str, str]] = []  # (call id, text it shows), in view order
-    outputs = {
-        b.tool_use_id: LINE_PREFIX.sub("", b.text) for m in transcript.messages for b in m.tool_results()
-    }
-    source: dict[str, list[int]] = defaultdict(list)  # call id -> positions of the edits it supplied
-    for position, message in enumerate(transcript.messages):
-        if message.role != "assistant":
-            continue
-        for use in message.tool_uses():
-            probe = probes.get(use.id)
-            if probe is not None:
-                for call, text in reversed(texts):
-                    if shows(probe.needed, text):
-                        source[call].append(position)
-                        break
-            strings = " ".join(str(v) for v in use.input.values() if isinstance(v, str))
-            texts.append((use.id, strings))
-            texts.append((use.id, outputs.get(use.id, "")))
+    source = needs(transcript)  # call id -> positions of the edits it supplied (replay/oracle.py)
     out: list[Sample] = []
     for request in transcript.requests[::stride]:
         view = transcript.messages[: request.position]

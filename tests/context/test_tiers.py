@@ -236,7 +236,9 @@ def command_session(commands: int = 6, size: int = 3_000, *, reads: int = 0) -> 
 async def test_t1_cache_cold_clears_what_is_worth_nothing_and_keeps_a_file_just_read():
     view = command_session(6, size=8_000, reads=1)
     view[4] = results(("c1", "bash", "tiny"))  # small results are never worth a placeholder
-    ctx = make_ctx(view, budget=100_000, last_request_at=0.0)  # idle far longer than the TTL
+    # idle far longer than the TTL, in a session expected to go on about as long again
+    config = ContextConfig(forecast_ratio=1.0)
+    ctx = make_ctx(view, budget=100_000, last_request_at=0.0, config=config)
     compaction, new = await applied(MicroCompact(), view, ctx, "cache_cold")
     cleared = [b.tool_use_id for m in new for b in m.tool_results() if b.text.startswith("[cleared:")]
     assert cleared == ["c0", "c2", "c3", "c4", "c5"]  # every seen command output but the tiny one

@@ -121,3 +121,14 @@ def test_a_transcript_with_line_types_the_reader_does_not_know_replays(tmp_path:
     for policy in ("default", "oracle"):
         result = replay(path, policy=policy)
         assert result.requests == 2 and result.integrity.ok
+
+
+def test_above_the_auto_threshold_t1_clears_and_no_lossy_tier_runs(tmp_path: Path):
+    """Thirty command outputs fill a 30k budget: T1 must clear them (they are worth little) before
+    the context reaches the auto-compaction threshold — even when its bet, recomputed once the
+    cleared calls are folded, is worth about nothing — rather than let T4 (here T5: replay has no
+    summarizer) destroy the module's read."""
+    result = replay(edit_session(tmp_path), policy="default", budget_tokens=30_000)
+    tiers = {c.tier for c in result.compactions}
+    assert tiers == {"T1"}
+    assert result.integrity.over_budget_requests == 0

@@ -84,7 +84,9 @@ class MicroCompact:
             keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
             return self._unpriced(view, ctx, trigger, keep)
         cold = trigger == "cache_cold"
-        choice = choose(view, ctx, cold=cold, capacity=self.capacity(view, ctx))
+        capacity = self.capacity(view, ctx)
+        over = ctx.used > capacity  # above the next tier's threshold: a clear beats a lossy tier
+        choice = choose(view, ctx, cold=cold, capacity=capacity)
         if not choice.plan.chosen:
             return None
         cleared, originals, refs = clear(view, ctx, choice.results, choice.inputs)
@@ -107,7 +109,7 @@ class MicroCompact:
                 start=span.start,
                 forced=choice.plan.bet.forced,
             )
-            if saved <= 0 or (bet.net <= 0 and not bet.forced):
+            if saved <= 0 or (bet.net <= 0 and not bet.forced and not over):
                 continue
             compaction = Compaction(
                 "T1", trigger, (span,), ctx.used, ctx.used - saved, tuple(named), originals=kept, bet=bet

@@ -11,7 +11,9 @@ sessions (and at most GOAL_BLIND_ONE on each of them); that setting is then scor
 session. GOAL_BLIND and GOAL_BLIND_ONE are issue 19's targets (2%, 5%) with a margin (1%, 3%): a
 setting that meets 2% in-sample with nothing to spare met it by fitting (chosen that way, the held-out
 figures were blind 9/327 at median 0.844x; with the margin 7/327 at 0.820x, bench/RESULTS.md). The held-out figures are the ones to report; the setting chosen on all sessions is the one
-to ship. The predictor's hazard (context/reuse.py) is fitted separately (bench/fit_reuse.py --exclude).
+to ship. Any numeric ContextConfig field can be in the grid (`hits_prior_weight=0.5,1,2` too: every
+setting added is one more chance for a fold to fit by luck, bench/RESULTS.md). The predictor's
+hazard (context/reuse.py) is fitted separately (bench/fit_reuse.py --exclude).
 """
 
 from __future__ import annotations
@@ -139,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     grid = parse_grid(args.grid)
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
     paths = sorted(args.dir.glob("*.jsonl"))
+    if not paths:
+        raise SystemExit(f"no sessions (*.jsonl) in {args.dir}: pass --dir")
     settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for setting in settings:
@@ -152,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             if cache[k]["requests"] >= LONG:
                 table[name][path.name] = cache[k]
         rows = list(table[name].values())
+        if not rows:
+            raise SystemExit(f"no session in {args.dir} has {LONG} requests or more: nothing to leave out")
         print(
             f"{name}: blind {sum(r['blind'] for r in rows)}/{sum(r['visible'] for r in rows)}, adjusted median "
             f"{statistics.median(r['adjusted'] for r in rows):.3f}, max {max(r['adjusted'] for r in rows):.3f}",

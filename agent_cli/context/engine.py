@@ -89,7 +89,7 @@ class ContextEngine:
         self.file_reader = file_reader  # path -> current text (None: gone/binary); for re-attachment
         self.on_compaction = on_compaction  # sees (view before, compaction) of each one applied (replay)
         self.predictor = Memo(predictor)  # context/reuse.py's predict unless given (replay's oracle)
-        self.hits = Hits()  # how often this session re-uses items like each class (context/hits.py)
+        self.hits = Hits(config.hits_prior_weight)  # how often this session re-uses each class (hits.py)
         self.counter = counter or TokenCounter(model.name)
         self.assembler = Assembler(system_prompt, tools, user_context, counter=self.counter, skills=skills)
         self.user_context = user_context

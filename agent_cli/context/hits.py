@@ -9,9 +9,13 @@ edits anyway; a live model would have recalled or re-read first, which ghosts.py
 
 Before each response, the predictor says how many hits each class should give over the calls that
 response makes (`p` of each item less what is left of it a call later). The ratio of hits to that
-expectation, with a few pseudo-observations of the prior, is the class's factor: a session that
-keeps coming back to its older edits makes them worth more, one that never does makes them worth
-less. Rebuilt by replaying the log, like everything the engine learns.
+expectation, with `prior_weight` pseudo-observations of the prior, is the class's factor: a session
+that keeps coming back to its older edits makes them worth more, one that never does makes them
+worth less, with no floor or ceiling (a learned `p` is at most 1). How much the prior weighs is
+ContextConfig.hits_prior_weight (bench/loo.py can put it in its grid): a lighter prior learns a
+session's own habits sooner (sessions differ far more than one fit says), but also punishes a batch
+of reads whose edits have not begun yet — bench/RESULTS.md has both sides. Rebuilt by replaying the
+log, like everything the engine learns.
 """
 
 from __future__ import annotations
@@ -24,8 +28,6 @@ from agent_cli.context.reuse import EDIT_TOOLS, Reuse, tool_name
 from agent_cli.core.types import Message
 
 LINE_NUMBER = re.compile(r"^ *\d+(?:\t|→)", re.MULTILINE)
-PRIOR_WEIGHT = 2.0  # pseudo-observations of the fitted prior in each class's factor
-FACTOR_RANGE = (0.25, 4.0)
 
 
 def needed_lines(use_input: Mapping) -> tuple[str, ...]:
@@ -49,14 +51,14 @@ def item_texts(view: Sequence[Message]) -> list[tuple[str, str]]:
 
 @dataclass
 class Hits:
+    prior_weight: float = 2.0  # the fitted prior counts as this many hits (ContextConfig.hits_prior_weight)
     expected: dict[str, float] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)
 
     def factor(self, cls: str) -> float:
+        """(hits + w) / (expected + w): 1 with no evidence, and the session's own rate as it grows."""
         seen, due = self.hits.get(cls, 0), self.expected.get(cls, 0.0)
-        # a prior worth PRIOR_WEIGHT hits: with no evidence the factor is 1
-        ratio = (seen + PRIOR_WEIGHT) / (due + PRIOR_WEIGHT)
-        return min(FACTOR_RANGE[1], max(FACTOR_RANGE[0], ratio))
+        return (seen + self.prior_weight) / (due + self.prior_weight)
 
     def factors(self) -> dict[str, float]:
         return {cls: self.factor(cls) for cls in set(self.expected) | set(self.hits)}

@@ -34,11 +34,12 @@ class ContextConfig:
     offload_paste_chars: int = 50_000
     preview_chars: int = 2_000
     output_ceiling_chars: int = 100_000_000  # a tool's output is stored in full up to this (then head+tail)
-    # T1: every clear a priced bet (context/eviction.py); the three constants below are chosen by
+    # T1: every clear a priced bet (context/eviction.py); the constants below are chosen by
     # leave-one-out over real sessions (bench/loo.py, bench/RESULTS.md)
     miss_penalty_tokens: float = 60_000  # what acting without a cleared text costs beyond re-reading it
     forecast_ratio: float = 0.15  # requests still to come = this × requests made so far (Lindy) ...
     forecast_cap: int = 0  # ... at most this many (0: no cap)
+    hits_prior_weight: float = 2.0  # hits the fitted prior counts as in a class's online factor (hits.py)
     micro_keep_recent: int = 3  # the "masking" policy's unpriced T1 keeps this many recent results
     micro_keep_chars: int = 120
     micro_collapse: bool = True  # old cleared pairs become digest lines (tiers/collapse.py)

@@ -162,3 +162,30 @@ def test_replaying_a_log_rebuilds_the_same_misses():
             replayed.apply(value)
     assert len(miss) == 1 and replayed.ghosts.report() == engine.ghosts.report()
     assert replayed.ghosts.stats() == engine.ghosts.stats()
+
+
+def test_a_session_that_never_edits_what_it_reads_values_its_reads_below_any_fixed_floor():
+    """The session's own evidence has no floor: a session that reads and reads and never edits
+    ends up valuing a new read at a small fraction of the fitted prior, and sooner the lighter the
+    prior (ContextConfig.hits_prior_weight)."""
+    engine = live_engine()
+    engine.append(person("look around the library"))
+    for n in range(60):
+        engine.append(reply((f"r{n}", "read_file", {"path": f"lib{n}.py"})))
+        engine.append(results((f"r{n}", "read_file", SOURCE)))
+        engine.append(reply((f"b{n}", "bash", {"command": f"wc -l lib{n}.py"})))
+        engine.append(results((f"b{n}", "bash", "119")))
+    engine.append(reply(("r-new", "read_file", {"path": "new.py"})))
+    engine.append(results(("r-new", "read_file", SOURCE)))
+    assert not engine.hits.hits  # no edit used any read
+    fitted = predict(engine.messages)["r-new"]
+    learned = predict(engine.messages, engine.ghosts.stats(engine.hits.factors()))["r-new"]
+    assert learned.cls == fitted.cls
+    assert learned.p < 0.2 * fitted.p  # the old clamp kept it at a quarter at least
+    light = live_engine(hits_prior_weight=0.5)
+    heavy = live_engine(hits_prior_weight=50.0)
+    for message in engine.messages:
+        light.append(message)
+        heavy.append(message)
+    assert light.hits.factor(fitted.cls) < engine.hits.factor(fitted.cls) < heavy.hits.factor(fitted.cls)
+    assert heavy.hits.factor(fitted.cls) > 0.5

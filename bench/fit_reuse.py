@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="also print observed rates by age")
     args = parser.parse_args(argv)
     paths = [p for p in sorted(args.dir.glob("*.jsonl")) if not any(x in p.name for x in args.exclude)]
+    if not paths:
+        raise SystemExit(f"no sessions (*.jsonl) in {args.dir} (after --exclude): nothing to fit")
     data = grouped(s for path in paths for s in samples(path, args.stride))
     print(f"sessions: {', '.join(p.name[:16] for p in paths)}")
     print(f"{'class':8} {'prior':>6} {'tau':>9} {'items':>7} {'needed':>7}")

@@ -9,9 +9,10 @@ constants are chosen on the OTHER sessions: the cheapest median adjusted cost am
 whose blind edits are at most GOAL_BLIND of the edits visible with no management over those
 sessions (and at most GOAL_BLIND_ONE on each of them); that setting is then scored on the held-out
 session. GOAL_BLIND and GOAL_BLIND_ONE are issue 19's targets (2%, 5%) with a margin (1%, 3%): a
-setting that meets 2% in-sample with nothing to spare met it by fitting (chosen that way, the held-out
-figures were blind 9/327 at median 0.844x; with the margin 7/327 at 0.820x, bench/RESULTS.md). The held-out figures are the ones to report; the setting chosen on all sessions is the one
-to ship. Any numeric ContextConfig field can be in the grid (`hits_prior_weight=0.5,1,2` too: every
+setting that meets 2% in-sample with nothing to spare met it by fitting (chosen that way, the
+held-out figures were blind 9/327 at median 0.844x; with the margin 7/327 at 0.820x,
+bench/RESULTS.md). The held-out figures are the ones to report; the setting chosen on all sessions
+is the one to ship. Any numeric ContextConfig field can be in the grid (`hits_prior_weight=0.5,1,2` too: every
 setting added is one more chance for a fold to fit by luck, bench/RESULTS.md). The predictor's
 hazard (context/reuse.py) is fitted separately (bench/fit_reuse.py --exclude).
 """

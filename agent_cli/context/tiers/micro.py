@@ -85,7 +85,8 @@ class MicroCompact:
             return self._unpriced(view, ctx, trigger, keep)
         cold = trigger == "cache_cold"
         capacity = self.capacity(view, ctx)
-        over = ctx.used > capacity  # above the next tier's threshold: a clear beats a lossy tier
+        over = ctx.used > capacity  # above the next tier's threshold (a forced plan's case too): a
+        # clear beats a lossy tier even when its bet, recomputed below, no longer pays
         choice = choose(view, ctx, cold=cold, capacity=capacity)
         if not choice.plan.chosen:
             return None
@@ -109,7 +110,7 @@ class MicroCompact:
                 start=span.start,
                 forced=choice.plan.bet.forced,
             )
-            if saved <= 0 or (bet.net <= 0 and not bet.forced and not over):
+            if saved <= 0 or (bet.net <= 0 and not over):
                 continue
             compaction = Compaction(
                 "T1", trigger, (span,), ctx.used, ctx.used - saved, tuple(named), originals=kept, bet=bet

@@ -332,4 +332,6 @@ def _build(values: dict[str, Any]) -> Config:
         raise ConfigError(f"provider {config.provider!r}: use one of {', '.join(PROVIDERS)}")
     if config.context.budget_tokens < 1_000:
         raise ConfigError("context.budget_tokens must be at least 1000")
+    if not config.context.hits_prior_weight > 0:  # the session's calibration divides by it
+        raise ConfigError("context.hits_prior_weight must be above 0 (2 is the default)")
     return config

@@ -51,6 +51,7 @@ def test_the_environment_base_url_wins_over_the_files(tmp_path):
         ('[models."m"]\nwindow = "huge"\n', "models.m.window"),
         ('[models."m"]\nspeed = 3\n', "unknown setting .*models.m.speed"),
         ('openai = "x"\n', r"\[openai\]"),
+        ("[context]\nhits_prior_weight = 0\n", "context.hits_prior_weight must be above 0"),
     ],
 )
 def test_bad_tables_are_config_errors_naming_the_setting(tmp_path, text, message):

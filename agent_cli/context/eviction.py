@@ -194,8 +194,10 @@ def _make_room(
 ) -> list[Candidate]:
     """More items to clear until `need` tokens are freed in all, at the least cost: for each place
     the rewrite could start, the items after it in ascending value per token (GreedyDual-Size's
-    priority) until enough is freed; the start whose rewrite plus risks is smallest wins (when no
-    start frees enough, everything by value per token)."""
+    priority) until enough is freed, then every other item after it whose clear pays once that
+    rewrite is paid (it is not written again, nor carried, and its risk is less); the start whose
+    rewrite plus risks less savings is smallest wins (when no start frees enough, everything by
+    value per token)."""
     taken = {c.key for c in chosen}
     need -= sum(c.tokens for c in chosen)
     start = min((c.message for c in chosen), default=None)
@@ -214,8 +216,18 @@ def _make_room(
         if left > 0:
             continue
         origin = first if start is None else min(first, start)
-        cost = market.rewrite(origin, sum(c.tokens for c in [*chosen, *pool])) + sum(
-            risk(c, market.context, market.penalty) for c in pool
+        freed = sum(c.tokens for c in [*chosen, *pool])
+        for c in free:  # once that rewrite is paid, what else pays its way as a priced clear
+            # does, plus what it changes in the rewrite (less to write again; an earlier start)
+            if c in pool:
+                continue
+            less = market.rewrite(origin, freed) - market.rewrite(min(origin, c.message), freed + c.tokens)
+            if gain(c, market.requests, market.context, market.penalty) + less > 0:
+                pool.append(c)
+                freed += c.tokens
+                origin = min(origin, c.message)
+        cost = market.rewrite(origin, freed) + sum(
+            risk(c, market.context, market.penalty) - holding(c, market.requests) for c in pool
         )
         if best is None or cost < best[0]:
             best = (cost, pool)

@@ -121,3 +121,28 @@ def test_the_stair_sits_one_to_two_look_backs_behind_and_stays_put_as_requests_c
     assert first is not None and LOOKBACK <= 120 - first < 2 * LOOKBACK + 2
     assert stair_index(counts, 122, ends) == first  # the next request marks the same message
     assert stair_index(counts, 10, ends) is None  # too early: nothing that far back
+
+
+def test_a_forced_clear_that_rewrites_from_the_head_takes_along_what_then_pays():
+    """Space forces a clear, and every read lies beyond the cache's look-back, so any clear rewrites
+    the context from the head: the reads that rewrite would write again go too when sparing their
+    rewrite pays their risk. Before, it cleared just enough and wrote the other 36k again (the
+    closed loop's batch at 60k: 1.33x unpressured instead of 1.04x)."""
+    reads = [item(f"r{i}", 2 * i, 4_800, 0.1, decay=0.95, age=8 - i) for i in range(8)]
+    recalled = item("now", 30, 4_800, 0.9, decay=0.5)  # brought back for the very next edit
+    total = 46_000
+
+    def from_head(first: int, freed: int) -> float:
+        return 1.15 * max(0, total - freed)
+
+    market = Market(3, 45_000, 90_000, from_head)
+    assert plan([*reads, recalled], market).chosen == ()  # no clear pays by itself
+    forced = plan([*reads, recalled], market, excess=1_000, target_excess=5_000)
+    assert forced.bet.forced
+    assert sorted(c.key for c in forced.chosen) == [f"r{i}" for i in range(8)]
+    assert forced.bet.rewrite < 0.25 * 1.15 * total
+
+    # a read whose risk outweighs even the rewrite it would spare stays
+    needed = item("needed", 5, 4_800, 0.9, decay=0.5)
+    again = plan([*reads, needed, recalled], market, excess=1_000, target_excess=5_000)
+    assert "needed" not in {c.key for c in again.chosen} and len(again.chosen) == 8

@@ -182,7 +182,7 @@ class ContextEngine:
 
     def _learn(self, message: Message) -> None:
         """What this response's calls used of the view (hits.py), before it joins the view."""
-        guesses = self.predictor(self._view, self.ghosts.stats(self.hits.factors(), self.hits.shapes()))
+        guesses = self.predictor(self._view, self.ghosts.stats(self.hits.factors()))
         self.hits.observe(self._view, message, guesses, lambda: self.ghosts.texts(self.store))
 
     def inject(self, block: Block) -> None:
@@ -305,7 +305,7 @@ class ContextEngine:
             tool_compactable=self.tool_compactable,
             prompts=load_prompt,
             reattach=self.reattachments,
-            reuse=self.ghosts.stats(self.hits.factors(), self.hits.shapes()),
+            reuse=self.ghosts.stats(self.hits.factors()),
             cached=self.requests.cached_ends(self.clock(), self.config.cache_ttl_seconds),
             predictor=self.predictor,
         )

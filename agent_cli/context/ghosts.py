@@ -80,9 +80,7 @@ class Ghosts:
     cleared_tokens: int = 0
     last: Bet | None = None  # the latest T1 decision
 
-    def stats(
-        self, classes: dict[str, float] | None = None, shapes: dict[str, tuple[float, ...]] | None = None
-    ) -> ReuseStats:
+    def stats(self, classes: dict[str, float] | None = None) -> ReuseStats:
         """What the predictor learns: the misses a clear plausibly caused (a recall, or a read of
         the file again within SOON requests of its clear; a file read again much later would have
         been read again anyway), against the misses the clears were expected to cause that soon."""
@@ -90,7 +88,7 @@ class Ghosts:
         for miss in self.misses:
             if miss.how == "recall" or miss.age <= SOON:
                 counted[miss.group] = counted.get(miss.group, 0) + 1
-        return ReuseStats(dict(self.expected), counted, classes or {}, shapes or {})
+        return ReuseStats(dict(self.expected), counted, classes or {})
 
     @property
     def miss_cost(self) -> float:

@@ -14,25 +14,17 @@ that keeps coming back to its older edits makes them worth more, one that never 
 worth less, with no floor or ceiling (a learned `p` is at most 1). How much the prior weighs is
 ContextConfig.hits_prior_weight (bench/loo.py can put it in its grid): a lighter prior learns a
 session's own habits sooner (sessions differ far more than one fit says), but also punishes a batch
-of reads whose edits have not begun yet — bench/RESULTS.md has both sides.
-
-How late a class's items are used is learned too: each item either was used by a response's calls
-or was not, and the chance of each under a few multiples of the class's time constant (SCALES,
-believed before any evidence as SCALE_PRIOR says) weighs them (`shapes`, a posterior over SCALES):
-a session that edits what it read many calls ago moves the weight to the longer ones, so an old read
-is not priced as if it were one of a session that edits at once. Rebuilt by replaying the log, like
-everything the engine learns.
+of reads whose edits have not begun yet — bench/RESULTS.md has both sides. Rebuilt by replaying the
+log, like everything the engine learns.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent_cli.context import reuse
-from agent_cli.context.reuse import EDIT_TOOLS, SCALE_PRIOR, SCALES, Hazard, Reuse, tool_name
+from agent_cli.context.reuse import EDIT_TOOLS, Reuse, tool_name
 from agent_cli.core.types import Message
 
 LINE_NUMBER = re.compile(r"^ *\d+(?:\t|→)", re.MULTILINE)
@@ -62,7 +54,6 @@ class Hits:
     prior_weight: float = 2.0  # the fitted prior counts as this many hits (ContextConfig.hits_prior_weight)
     expected: dict[str, float] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)
-    fits: dict[str, list[float]] = field(default_factory=dict)  # class -> log-likelihood of each of SCALES
 
     def factor(self, cls: str) -> float:
         """(hits + w) / (expected + w): 1 with no evidence, and the session's own rate as it grows."""
@@ -71,30 +62,6 @@ class Hits:
 
     def factors(self) -> dict[str, float]:
         return {cls: self.factor(cls) for cls in set(self.expected) | set(self.hits)}
-
-    def shapes(self) -> dict[str, tuple[float, ...]]:
-        """class -> the weight of each time constant of SCALES: its prior times the likelihood of
-        when this session's hits came (and did not)."""
-        out: dict[str, tuple[float, ...]] = {}
-        for cls, fit in self.fits.items():
-            top = max(fit)
-            raw = [w * math.exp(ll - top) for w, ll in zip(SCALE_PRIOR, fit, strict=True)]
-            out[cls] = tuple(r / sum(raw) for r in raw)
-        return out
-
-    def _fit(self, guesses: Mapping[str, Reuse], used: set[str], calls: int) -> None:
-        """Each item either was used by this response's calls or was not: how likely that was
-        under each time constant of SCALES (at the class's current level)."""
-        for call, guess in guesses.items():
-            hazard = reuse.HAZARD.get(guess.cls)
-            if hazard is None or hazard.tau <= 0 or guess.p <= 0:
-                continue
-            level = self.factor(guess.cls)
-            fit = self.fits.setdefault(guess.cls, [0.0] * len(SCALES))
-            for i, scale in enumerate(SCALES):
-                h = Hazard(hazard.prior, hazard.tau * scale)
-                q = min(max(level * (h.at(guess.age) - h.at(guess.age + calls)), 1e-6), 1 - 1e-6)
-                fit[i] += math.log(q) if call in used else math.log(1 - q)
 
     def observe(
         self,
@@ -116,8 +83,9 @@ class Hits:
             share = 1 - guess.decay**calls if guess.decay < 1.0 else calls / made
             self.expected[guess.cls] = self.expected.get(guess.cls, 0.0) + guess.p * share
         edits = [u for u in message.tool_uses() if tool_name(u) in EDIT_TOOLS]
-        used: set[str] = set()
-        texts = item_texts(view) if edits else []
+        if not edits:
+            return
+        texts = item_texts(view)
         for use in edits:
             needed = needed_lines(use.input)
             if not needed:
@@ -129,5 +97,3 @@ class Hits:
             if source is not None and source in guesses:
                 cls = guesses[source].cls
                 self.hits[cls] = self.hits.get(cls, 0) + 1
-                used.add(source)
-        self._fit(guesses, used, calls)

@@ -14,16 +14,13 @@ or input could be cleared:
   exponentially, `p = prior × exp(-age / tau)`;
 - **what points at it**: a file read in the same response as a file just edited counts as touched
   with it (a batch of reads is usually the material for a batch of edits);
-- **what this session has taught** (`ReuseStats`): from its misses (context/ghosts.py), when the
+- **what this session has taught** (`ReuseStats`, from its misses: context/ghosts.py): when the
   items of a group (files, other output) that were cleared came back more often than predicted,
-  every item of that group is worth that much more (`p × (misses + 1) / (expected misses + 1)`);
-  from its hits (context/hits.py), how often each class is used (`classes`, a factor on `p`) and
-  how late (`shapes`: weights over SCALES, multiples of the class's `tau`, so `p` becomes a mix
-  of exponentials — sessions differ in their horizons far more than in one fitted `tau`).
+  every item of that group is worth that much more (`p × (misses + 1) / (expected misses + 1)`).
 
 The priors and half-lives (`HAZARD`) are a maximum-likelihood fit of this shape to when real
 sessions' edits used the items they needed (bench/fit_reuse.py, figures in bench/RESULTS.md); the
-session's own hits and misses move them.
+session's own misses move them.
 """
 
 from __future__ import annotations
@@ -80,11 +77,6 @@ HAZARD: Mapping[str, Hazard] = {
     "listing": Hazard(0.05, 1.0),
     "other": Hazard(0.02, 1.5),
 }
-# The time constants a session may show instead of the fitted one (multiples of a class's `tau`) and
-# how much each is believed before the session says anything (binomial weights around the fit):
-# context/hits.py weighs them by the likelihood of the hits the session has made (`ReuseStats.shapes`).
-SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
-SCALE_PRIOR = (1 / 16, 4 / 16, 6 / 16, 4 / 16, 1 / 16)
 FILE_CLASSES = frozenset({"named", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"})
 LISTING_TOOLS = frozenset({"grep", "Grep", "glob", "Glob", "ls", "LS"})
 
@@ -103,7 +95,6 @@ class ReuseStats:
     expected: Mapping[str, float] = field(default_factory=dict)
     misses: Mapping[str, int] = field(default_factory=dict)
     classes: Mapping[str, float] = field(default_factory=dict)
-    shapes: Mapping[str, Sequence[float]] = field(default_factory=dict)  # class -> weight of each of SCALES
 
     def factor(self, group: str) -> float:
         """How much likelier than predicted items of `group` have proved to be needed again:
@@ -164,8 +155,8 @@ def predict(
             cls = "named"
         else:
             cls = "whole" if picture.whole else "partial"
-        p, decay = shaped(hazard[cls], age, stats.shapes.get(cls))
-        p = learned(p, stats, cls)
+        p = learned(hazard[cls].at(age), stats, cls)
+        decay = hazard[cls].decay
         own = [call for call in picture.picture if call in patches]
         recent = set(own[-2:])  # the file's last two edits: the next one most often starts from them
         bases = [call for call in picture.picture if call not in patches]
@@ -173,11 +164,11 @@ def predict(
         for call in picture.picture:
             if call in patches:
                 kind = "patch" if call in recent else "old-patch"
-                chance, left = shaped(hazard[kind], age, stats.shapes.get(kind))
-                out[call] = Reuse(learned(chance, stats, kind), kind, age, path, left)
+                chance = learned(hazard[kind].at(age), stats, kind)
+                out[call] = Reuse(chance, kind, age, path, hazard[kind].decay)
             elif cls == "edited" and call not in current:
-                chance, left = shaped(hazard["old-read"], age, stats.shapes.get("old-read"))
-                out[call] = Reuse(learned(chance, stats, "old-read"), "old-read", age, path, left)
+                chance = learned(hazard["old-read"].at(age), stats, "old-read")
+                out[call] = Reuse(chance, "old-read", age, path, hazard["old-read"].decay)
             else:
                 out[call] = Reuse(p, cls, age, path, decay)
         for call in picture.stale:
@@ -191,21 +182,8 @@ def predict(
         else:
             cls = "output" if name in BASH_TOOLS else "listing" if name in LISTING_TOOLS else "other"
         age = total - number[use.id]
-        chance, left = shaped(hazard[cls], age, stats.shapes.get(cls))
-        out[use.id] = Reuse(learned(chance, stats, cls), cls, age, "", left)
+        out[use.id] = Reuse(learned(hazard[cls].at(age), stats, cls), cls, age, "", hazard[cls].decay)
     return out
-
-
-def shaped(hazard: Hazard, age: int, weights: Sequence[float] | None) -> tuple[float, float]:
-    """(p at `age`, what is left of it a call later) with the class's time constant mixed as the
-    session has shown (`weights` over SCALES; none: the fitted hazard as it is)."""
-    if not weights or hazard.tau <= 0:
-        return hazard.at(age), hazard.decay
-    now = sum(w * Hazard(hazard.prior, hazard.tau * s).at(age) for w, s in zip(weights, SCALES, strict=True))
-    later = sum(
-        w * Hazard(hazard.prior, hazard.tau * s).at(age + 1) for w, s in zip(weights, SCALES, strict=True)
-    )
-    return now, (later / now if now > 0 else hazard.decay)
 
 
 def learned(p: float, stats: ReuseStats, cls: str) -> float:

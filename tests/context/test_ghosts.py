@@ -4,12 +4,11 @@ much items like each one are worth (context/ghosts.py, context/hits.py)."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.model import ContextConfig
 from agent_cli.context.policy import make_policy
-from agent_cli.context.reuse import SCALE_PRIOR, SCALES, predict
+from agent_cli.context.reuse import predict
 from agent_cli.context.store import MemoryStore
 from agent_cli.context.tiers import MicroCompact
 from agent_cli.context.tiers.markers import short_ref
@@ -190,46 +189,3 @@ def test_a_session_that_never_edits_what_it_reads_values_its_reads_below_any_fix
         heavy.append(message)
     assert light.hits.factor(fitted.cls) < engine.hits.factor(fitted.cls) < heavy.hits.factor(fitted.cls)
     assert heavy.hits.factor(fitted.cls) > 0.5
-
-
-def _reads_edited_after(gap: int) -> ContextEngine:
-    """Six files, each read whole, then `gap` commands, then an edit of a line of it."""
-    engine = live_engine()
-    engine.append(person("fix the library"))
-    for n in range(6):
-        source = SOURCE.replace("lib.py", f"lib{n}.py")
-        engine.append(reply((f"r{n}", "read_file", {"path": f"lib{n}.py"})))
-        engine.append(results((f"r{n}", "read_file", source)))
-        for k in range(gap):
-            engine.append(reply((f"b{n}-{k}", "bash", {"command": f"make check{k}"})))
-            engine.append(results((f"b{n}-{k}", "bash", "ok")))
-        line = f"def f{n + 3}(x):  # line {n + 3} of lib{n}.py"
-        engine.append(
-            reply((f"e{n}", "edit_file", {"path": f"lib{n}.py", "old_string": line, "new_string": "x"}))
-        )
-        engine.append(results((f"e{n}", "edit_file", "ok")))
-    return engine
-
-
-def test_a_session_learns_how_late_it_uses_its_reads_not_only_how_often():
-    """When a session edits what it read long ago, the weight of `whole`'s time constants moves to
-    the longer ones, and a read ten calls old is worth more than the fitted shape says; when it
-    edits each file at once, the weight moves to the shorter ones (context/hits.py: shapes)."""
-    late, prompt = _reads_edited_after(12), _reads_edited_after(0)
-    cls = "whole"
-    assert late.hits.hits.get(cls) == 6 and prompt.hits.hits.get(cls) == 6  # every edit used its read
-    prior = dict(zip(SCALES, SCALE_PRIOR, strict=True))
-    for engine, longer in ((late, True), (prompt, False)):
-        weights = dict(zip(SCALES, engine.hits.shapes()[cls], strict=True))
-        moved = sum(w for s, w in weights.items() if s > 1) - sum(w for s, w in prior.items() if s > 1)
-        assert (moved > 0.2) if longer else (moved < -0.2), (longer, weights)
-    late.append(reply(("r-new", "read_file", {"path": "new.py"})))
-    late.append(results(("r-new", "read_file", SOURCE)))
-    for k in range(10):
-        late.append(reply((f"x{k}", "bash", {"command": "make"})))
-        late.append(results((f"x{k}", "bash", "ok")))
-    stats = late.ghosts.stats(late.hits.factors(), late.hits.shapes())
-    learned = predict(late.messages, stats)["r-new"]
-    flat = predict(late.messages, replace(stats, shapes={}))["r-new"]
-    assert learned.cls == cls and learned.age >= 10
-    assert learned.p > 2 * flat.p  # the same level, a longer horizon

@@ -131,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--grid",
         nargs="*",
-        default=["forecast_ratio=0.15,0.25,0.4", "miss_penalty_tokens=20000,30000,45000,60000,90000"],
+        default=[
+            "forecast_ratio=0.15,0.25,0.4",
+            "miss_penalty_tokens=20000,30000,45000,60000,90000,120000,180000",
+        ],
     )
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
     parser.add_argument("--json", action="store_true")

@@ -194,10 +194,10 @@ def _make_room(
 ) -> list[Candidate]:
     """More items to clear until `need` tokens are freed in all, at the least cost: for each place
     the rewrite could start, the items after it in ascending value per token (GreedyDual-Size's
-    priority) until enough is freed, then every other item after it whose clear pays once that
-    rewrite is paid (it is not written again, nor carried, and its risk is less); the start whose
-    rewrite plus risks less savings is smallest wins (when no start frees enough, everything by
-    value per token)."""
+    priority) until enough is freed, then every other item whose clear pays once that rewrite is
+    paid (a priced gain, plus what it is spared of the rewrite; one before the start only if that
+    pays for moving the start); the start whose rewrite plus risks less savings is smallest wins
+    (when no start frees enough, everything by value per token)."""
     taken = {c.key for c in chosen}
     need -= sum(c.tokens for c in chosen)
     start = min((c.message for c in chosen), default=None)

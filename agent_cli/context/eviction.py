@@ -206,6 +206,8 @@ def _make_room(
         return (risk(c, market.context, market.penalty) / max(1, c.tokens), -c.tokens)
 
     free = sorted((c for c in candidates if c.key not in taken), key=density)
+    gains = {c.key: gain(c, market.requests, market.context, market.penalty) for c in free}
+    net_risk = {c.key: risk(c, market.context, market.penalty) - holding(c, market.requests) for c in free}
     best: tuple[float, list[Candidate]] | None = None
     for first in sorted({c.message for c in free}):
         pool, left = [], need
@@ -217,18 +219,19 @@ def _make_room(
             continue
         origin = first if start is None else min(first, start)
         freed = sum(c.tokens for c in [*chosen, *pool])
+        pooled = {c.key for c in pool}
+        paid = market.rewrite(origin, freed)
         for c in free:  # once that rewrite is paid, what else pays its way as a priced clear
             # does, plus what it changes in the rewrite (less to write again; an earlier start)
-            if c in pool:
+            if c.key in pooled or gains[c.key] + paid <= 0:  # (it cannot spare more than all of it)
                 continue
-            less = market.rewrite(origin, freed) - market.rewrite(min(origin, c.message), freed + c.tokens)
-            if gain(c, market.requests, market.context, market.penalty) + less > 0:
+            after = market.rewrite(min(origin, c.message), freed + c.tokens)
+            if gains[c.key] + paid - after > 0:
                 pool.append(c)
                 freed += c.tokens
                 origin = min(origin, c.message)
-        cost = market.rewrite(origin, freed) + sum(
-            risk(c, market.context, market.penalty) - holding(c, market.requests) for c in pool
-        )
+                paid = after
+        cost = paid + sum(net_risk[c.key] for c in pool)
         if best is None or cost < best[0]:
             best = (cost, pool)
     if best is not None:

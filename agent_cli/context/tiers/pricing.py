@@ -74,21 +74,27 @@ class RewriteModel:
         self.summary = summaries[-1] if summaries else -1
         stair = stair_index(blocks, self.previous_end, ends) if self.summary < 0 else None
         self.stair = stair if stair is not None and stair in self.ends else -1  # marked again next time
+        self.written = [0] * (len(self.tokens) + 1)  # tokens from message i up to the previous end
+        for i in range(min(self.previous_end, len(self.tokens) - 1), -1, -1):
+            self.written[i] = self.written[i + 1] + self.tokens[i]
+        self._starts: dict[int, int] = {}  # first -> start (a plan asks about the same few often)
 
     def start(self, first: int) -> int:
         """The first message the next request must write again when `first` changes."""
-        reachable = [
-            e for e in self.ends if e < first and (self.after[max(0, e)] < LOOKBACK or e == self.stair)
-        ]
-        if reachable:
-            return max(reachable) + 1
-        return self.summary + 1 if 0 <= self.summary < first else 0
+        if first not in self._starts:
+            reachable = [
+                e for e in self.ends if e < first and (self.after[max(0, e)] < LOOKBACK or e == self.stair)
+            ]
+            if reachable:
+                self._starts[first] = max(reachable) + 1
+            else:
+                self._starts[first] = self.summary + 1 if 0 <= self.summary < first else 0
+        return self._starts[first]
 
     def __call__(self, first: int, freed: int) -> float:
         if self.cold or first > self.previous_end:
             return 0.0  # nothing cached to lose (or only what is written anyway)
-        start = self.start(first)
-        return REWRITE * max(0, sum(self.tokens[start : self.previous_end + 1]) - freed)
+        return REWRITE * max(0, self.written[self.start(first)] - freed)
 
 
 @dataclass(frozen=True)

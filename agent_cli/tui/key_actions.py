@@ -13,6 +13,7 @@ from textual.worker import Worker
 
 from agent_cli.agent.api import MODE_CYCLE, AgentBackend
 from agent_cli.tui.double_press import DoublePress
+from agent_cli.tui.screens.armed_modal import ArmedModal
 from agent_cli.tui.screens.permission_screen import PermissionScreen
 from agent_cli.tui.widgets.prompt_input import PromptInput
 
@@ -43,7 +44,7 @@ class KeyActions:
     def on_prompt_input_edited(self, message: PromptInput.Edited) -> None:
         self._last_prompt_key = self._clock()
 
-    def on_permission_screen_typed_through(self, message: PermissionScreen.TypedThrough) -> None:
+    def on_armed_modal_typed_through(self, message: ArmedModal.TypedThrough) -> None:
         self._last_prompt_key = self._clock()
         self.prompt.type_through(message.key, message.character)
 

@@ -207,6 +207,7 @@ async def test_the_trust_question_says_which_files_do_not_parse_and_does_not_off
         clock.advance(5)
         await wait_until(pilot, lambda: screen.armed_shown)
         await pilot.press("n")
+        clock.advance(1)  # a letter answers once no other key follows it
         await wait_until(pilot, lambda: app.backend is not None)
         await wait_until(pilot, lambda: any(".mcp.json does not parse" in n.text for n in app.query(Notice)))
         said = " ".join(n.text for n in app.query(Notice))

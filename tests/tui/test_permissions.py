@@ -72,6 +72,8 @@ async def test_each_key_resolves_the_future_once_armed(key: str, decision: str) 
 
         await arm(pilot, screen, clock)
         await pilot.press(key)
+        clock.advance(1)  # a letter answers once no other key follows it (Enter and Esc at once)
+        await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
         await app.workers.wait_for_complete()
         await pilot.pause()
 
@@ -111,6 +113,8 @@ async def test_typing_in_progress_goes_to_the_prompt_not_the_modal() -> None:
         await pilot.pause()
         assert app.screen is screen and fake.decisions == []
         await pilot.press("d")
+        clock.advance(1)
+        await wait_until(pilot, lambda: app.screen is not screen)
         await app.workers.wait_for_complete()
         assert fake.decisions == ["deny"] and app.prompt.text == "a dy"
 
@@ -135,6 +139,26 @@ async def test_a_key_right_after_the_modal_appears_does_not_answer_it() -> None:
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         assert fake.decisions == ["allow_once"]
+
+
+async def test_a_message_started_while_the_question_sat_unnoticed_answers_nothing() -> None:
+    fake, clock = backend(), FakeClock()
+    app = create_app(backend=fake, clock=clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await ask_and_wait(pilot, app)
+        await arm(pilot, screen, clock)  # open a while, nobody looking: armed
+        await pilot.press("a", "b", "c")  # the person starts their next message; `a` is "Always"
+        clock.advance(5)
+        await wait_until(pilot, lambda: screen.armed_shown)
+        assert app.screen is screen and fake.decisions == []
+        assert app.prompt.text == "abc"
+
+        await pilot.press("n")  # on its own, then a pause: an answer, once it has settled
+        assert app.screen is screen and screen.has_class("-held") and fake.decisions == []
+        clock.advance(1)
+        await wait_until(pilot, lambda: app.screen is not screen)
+        await app.workers.wait_for_complete()
+        assert fake.decisions == ["deny"] and app.prompt.text == "abc"
 
 
 async def test_escape_denies_at_once_even_while_typing() -> None:
@@ -227,5 +251,6 @@ async def test_a_fetch_shows_its_url_host_and_the_domain_rule_always_saves() -> 
         assert "WebFetch(domain:docs.python.org)" in texts["permission-rule"]
         await arm(pilot, screen, clock)
         await pilot.press("a")
+        clock.advance(1)
         await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
         assert fake.decisions == ["allow_always"]

@@ -56,6 +56,7 @@ async def test_rejecting_the_plan_stays_in_plan_mode() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await plan_turn(pilot, app, fake, clock)
         await pilot.press("n")
+        clock.advance(1)  # a letter answers once no other key follows it
         await wait_until(pilot, lambda: not isinstance(app.screen, PlanScreen))
         assert fake.permission_mode == "plan" and fake.submitted == ["fix add"]
 

@@ -105,6 +105,7 @@ async def test_plan_mode_refuses_an_edit_then_offers_the_plan(workspace):
         clock.advance(5)
         await wait_until(pilot, lambda: app.screen.armed_shown)
         await pilot.press("n")  # keep planning
+        clock.advance(1)  # a letter answers once no other key follows it
         await wait_until(pilot, lambda: app.screen.__class__.__name__ != "PlanScreen")
         assert session.permission_mode == "plan"
 

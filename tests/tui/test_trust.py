@@ -55,6 +55,7 @@ async def test_trust_is_asked_first_and_a_yes_is_remembered(repo: Path, tmp_path
         assert ".claude/settings.json" in files
         assert app.backend is None  # nothing from the workspace is loaded before the answer
         await pilot.press("t")
+        clock.advance(1)  # a letter answers once no other key follows it
         await wait_until(pilot, lambda: app.backend is not None)
         assert app.backend.trusted and not isinstance(app.backend.hooks, NoHooks)
         assert any(f"trusted {repo}" in text for text in notices(app))
@@ -74,6 +75,7 @@ async def test_not_now_runs_without_the_files_and_says_so(repo: Path, tmp_path: 
     async with app.run_test(size=(100, 30)) as pilot:
         await asked(pilot, app, clock)
         await pilot.press(key)
+        clock.advance(1)  # a letter answers once no other key follows it
         await wait_until(pilot, lambda: app.backend is not None)
         assert not app.backend.trusted and isinstance(app.backend.hooks, NoHooks)
         assert any(

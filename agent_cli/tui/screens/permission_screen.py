@@ -1,10 +1,11 @@
 """The permission modal: allow once (Enter), always (a: the rule it saves is shown), or deny (d, Esc).
 
 It cannot be answered by accident. Keys that belong to typing in progress — before the modal has been
-on screen half a second, or less than a second after the previous key typed — go on to the prompt
+on screen half a second, or less than a second after the previous key typed, or a letter another key
+follows at once (the start of a message typed while the question sat unnoticed) — go on to the prompt
 (posted as `TypedThrough`), never to the modal; Space never answers; the key hints and buttons light up
-only once it is armed (tui/key_guard.py). Esc (deny) always works: denying is never the harmful
-answer. It shows what is judged: the full command and where it runs for bash, the diff for edits.
+only once it is armed (tui/key_guard.py, screens/armed_modal.py). Esc (deny) always works: denying is
+never the harmful answer. It shows what is judged: the full command and where it runs for bash, the diff for edits.
 
 It dismisses with the decision; whoever pushed it resolves the loop's Future with it. Nothing runs
 before the answer: the backend awaits that Future.
@@ -17,10 +18,8 @@ from typing import Any
 
 from rich.syntax import Syntax
 from rich.text import Text
-from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.widgets import Button, Static
 
 from agent_cli.core.events import PermissionDecision, PermissionRequest
@@ -42,12 +41,6 @@ ANSWER_KEYS: dict[str, PermissionDecision] = {
     "d": "deny",
     "n": "deny",
 }
-SCROLL_KEYS = {
-    "up": "scroll_up",
-    "down": "scroll_down",
-    "pageup": "scroll_page_up",
-    "pagedown": "scroll_page_down",
-}
 ARMED_HINT = "Enter allow once · a always · d or Esc deny · ↑↓ scroll"
 TYPING_HINT = "keys go to your message while you type · pause to answer · Esc denies"
 
@@ -57,14 +50,9 @@ class PermissionScreen(ArmedModal[PermissionDecision]):
     HINT_ID = "permission-hint"
     ARMED_HINT = ARMED_HINT
     TYPING_HINT = TYPING_HINT
-
-    class TypedThrough(Message):
-        """A key that belonged to typing in progress: the app puts it in the prompt."""
-
-        def __init__(self, key: str, character: str | None) -> None:
-            super().__init__()
-            self.key = key
-            self.character = character
+    ANSWER_KEYS = ANSWER_KEYS
+    ESCAPE = "deny"
+    DETAIL_ID = "permission-detail"
 
     def __init__(
         self,
@@ -125,32 +113,8 @@ class PermissionScreen(ArmedModal[PermissionDecision]):
             return Syntax(text, "bash", theme="ansi_dark", word_wrap=True, background_color="default")
         return Text(text)
 
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        event.prevent_default()
-        if event.key == "escape":
-            self.dismiss("deny")
-            return
-        if event.key in SCROLL_KEYS and self.query("#permission-detail"):
-            getattr(self.query_one("#permission-detail", VerticalScroll), SCROLL_KEYS[event.key])()
-            return
-        decision = ANSWER_KEYS.get(event.key)
-        if self.guard.armed and decision is not None:
-            self.dismiss(decision)
-            return
-        if event.key == "space" and self.guard.armed:
-            return  # Space never answers (it is the key most likely to be typing)
-        if event.is_printable or event.key in ("enter", "backspace"):
-            self.guard.typed()
-            self._refresh_armed()
-            if event.key != "enter":  # Enter is kept from the prompt: nothing is sent behind a question
-                self.post_message(self.TypedThrough(event.key, event.character))
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        decision = event.button.id
-        if self.guard.armed and decision in ("allow_once", "allow_always", "deny"):
-            self.dismiss(decision)  # type: ignore[arg-type]
+        self.answer_button(event, {d: d for d in ("allow_once", "allow_always", "deny")})
 
 
 def _button(label: str, id: str, variant: str) -> Button:

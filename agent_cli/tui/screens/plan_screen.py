@@ -7,23 +7,15 @@ modal, it cannot be answered by keys that were typing in progress (tui/key_guard
 
 from __future__ import annotations
 
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Markdown, Static
 
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.armed_modal import ArmedModal
-from agent_cli.tui.screens.permission_screen import PermissionScreen
 
 ARMED_HINT = "Enter or y approve · n or Esc keep planning · ↑↓ scroll"
 TYPING_HINT = "keys go to your message while you type · pause to answer · Esc keeps planning"
-SCROLL_KEYS = {
-    "up": "scroll_up",
-    "down": "scroll_down",
-    "pageup": "scroll_page_up",
-    "pagedown": "scroll_page_down",
-}
 
 
 class PlanScreen(ArmedModal[bool]):
@@ -31,6 +23,9 @@ class PlanScreen(ArmedModal[bool]):
     HINT_ID = "permission-hint"
     ARMED_HINT = ARMED_HINT
     TYPING_HINT = TYPING_HINT
+    ANSWER_KEYS = {"enter": True, "y": True, "n": False}
+    ESCAPE = False
+    DETAIL_ID = "permission-detail"
 
     def __init__(self, plan: str, back_to: str, guard: KeyGuard | None = None) -> None:
         super().__init__(guard)
@@ -53,24 +48,5 @@ class PlanScreen(ArmedModal[bool]):
                     yield button
             yield Static(TYPING_HINT, id="permission-hint")
 
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        event.prevent_default()
-        if event.key == "escape":
-            self.dismiss(False)
-        elif event.key in SCROLL_KEYS:
-            getattr(self.query_one("#permission-detail", VerticalScroll), SCROLL_KEYS[event.key])()
-        elif self.guard.armed and event.key in ("enter", "y", "n"):
-            self.dismiss(event.key != "n")
-        elif event.is_printable or event.key in ("enter", "backspace"):
-            if event.key == "space" and self.guard.armed:
-                return
-            self.guard.typed()
-            self._refresh_armed()
-            if event.key != "enter":
-                self.post_message(PermissionScreen.TypedThrough(event.key, event.character))
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if self.guard.armed:
-            self.dismiss(event.button.id == "approve")
+        self.answer_button(event, {"approve": True, "reject": False})

@@ -4,7 +4,7 @@ Not now (n, Esc) starts without them and asks again next time.
 
 Like the permission modal it cannot be answered by accident (tui/key_guard.py): the question appears
 as the app opens, when the person may already be typing; until it is armed, keys go on to the prompt
-(as PermissionScreen.TypedThrough) and the buttons are off. Esc (not now) always works.
+(as ArmedModal.TypedThrough) and the buttons are off. Esc (not now) always works.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.armed_modal import ArmedModal
-from agent_cli.tui.screens.permission_screen import PermissionScreen
 
 ANSWER_KEYS = {"t": True, "n": False, "enter": False}
 ARMED_HINT = "t trust · n, Enter or Esc not now"
@@ -42,6 +40,8 @@ class TrustScreen(ArmedModal[bool]):
     HINT_ID = "trust-hint"
     ARMED_HINT = ARMED_HINT
     TYPING_HINT = TYPING_HINT
+    ANSWER_KEYS = ANSWER_KEYS
+    ESCAPE = False
 
     def __init__(self, question: TrustQuestion, guard: KeyGuard | None = None) -> None:
         super().__init__(guard)
@@ -86,31 +86,8 @@ class TrustScreen(ArmedModal[bool]):
         except ValueError:
             return str(path)
 
-    def on_key(self, event: events.Key) -> None:
-        event.stop()
-        event.prevent_default()
-        if event.key == "escape":
-            self.dismiss(False)
-            return
-        if self.guard.armed and event.key in ANSWER_KEYS:
-            self.dismiss(ANSWER_KEYS[event.key])
-            return
-        if (
-            (event.is_printable and event.key != "space")
-            or event.key == "backspace"
-            or (event.key == "space" and not self.guard.armed)
-        ):
-            self.guard.typed()
-            self._refresh_armed()
-            self.post_message(PermissionScreen.TypedThrough(event.key, event.character))
-        elif event.key == "enter":
-            self.guard.typed()  # Enter while typing sends nothing and answers nothing
-            self._refresh_armed()
-
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if self.guard.armed:
-            self.dismiss(event.button.id == "trust")
+        self.answer_button(event, {"trust": True, "not-now": False})
 
 
 def _button(label: str, id: str, variant: str) -> Button:

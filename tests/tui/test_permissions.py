@@ -155,6 +155,7 @@ async def test_a_message_started_while_the_question_sat_unnoticed_answers_nothin
 
         await pilot.press("n")  # on its own, then a pause: an answer, once it has settled
         assert app.screen is screen and screen.has_class("-held") and fake.decisions == []
+        assert shown(screen.query_one("#permission-hint", Static)).startswith("n: answering")
         clock.advance(1)
         await wait_until(pilot, lambda: app.screen is not screen)
         await app.workers.wait_for_complete()

@@ -23,6 +23,7 @@ from textual.widgets import Button, Static
 from agent_cli.tui.key_guard import KeyGuard
 
 ResultT = TypeVar("ResultT")
+HELD_HINT = "{key}: answering… a key typed now goes to your message instead"
 
 SCROLL_KEYS = {
     "up": "scroll_up",
@@ -95,6 +96,9 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
         if held is not None:
             self.guard.hold()
         self.set_class(held is not None, "-held")
+        hint = HELD_HINT.format(key=held[0]) if held is not None else None
+        hint = hint or (self.ARMED_HINT if self.armed_shown else self.TYPING_HINT)
+        self.query_one(f"#{self.HINT_ID}", Static).update(hint)
 
     def answer_button(self, event: Button.Pressed, answers: Mapping[str, Any]) -> None:
         """A button answers at once once armed (a click is never typing)."""

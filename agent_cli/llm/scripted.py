@@ -12,13 +12,15 @@ Script (YAML or JSON): a mapping with `responses` (played in order by `stream`) 
       overflow: {tokens: 210000, maximum: 200000}  # optional: raise "prompt is too long"
 
 When the script runs out, `stream` answers "Done." and `complete` writes a deterministic summary of
-its input, so a session can always go on.
+its input (the person's words and the tool calls, then the first line of what it was asked), so a
+session can always go on, and `/summary` in `--demo` shows the conversation, not its own prompt.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,11 +194,30 @@ def _estimate_usage(request: Request, response: dict[str, Any]) -> Usage:
 
 
 def _fallback_summary(request: Request) -> str:
-    """A deterministic 'summary': the first lines of what was given, so tests can see it was used."""
-    content = request.messages[-1]["content"] if request.messages else ""
-    text = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return "## Summary (scripted)\n" + "\n".join(f"- {line[:160]}" for line in lines[:12])
+    """A deterministic 'summary' of what was given: the person's words and the tool calls of the
+    conversation (the last message is the instruction to summarize, and is left out), then the
+    instruction's first line, so tests can see what was asked."""
+    lines: list[str] = []
+    for message in request.messages[:-1]:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks:
+            text = block.get("text", "") if block.get("type") == "text" else ""
+            if message["role"] == "user" and _first_line(text) and not text.lstrip().startswith("<"):
+                lines.append(f"the person: {_first_line(text)}")  # (a `<tag>` block is an injection)
+            elif block.get("type") == "tool_use":
+                values = [v for v in (block.get("input") or {}).values() if isinstance(v, str)]
+                lines.append(f"{block.get('name')} {_first_line(values[0]) if values else ''}".rstrip())
+    last = request.messages[-1]["content"] if request.messages else ""
+    asked = _first_line(last if isinstance(last, str) else " ".join(b.get("text", "") for b in last))
+    lines = lines[-11:] + ([f"asked: {asked}"] if asked else [])
+    return "## Summary (scripted)\n" + "\n".join(f"- {line[:160]}" for line in lines)
+
+
+def _first_line(text: str) -> str:
+    """The first line that says something (a bare `<tag>` line, as injections open with, does not)."""
+    lines = (line.strip() for line in text.splitlines())
+    return next((line for line in lines if line and not re.fullmatch(r"</?[\w-]+>", line)), "")
 
 
 def demo_provider(chunk_delay: float = 0.01) -> ScriptedProvider:

@@ -96,8 +96,13 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
         if held is not None:
             self.guard.hold()
         self.set_class(held is not None, "-held")
-        hint = HELD_HINT.format(key=held[0]) if held is not None else None
-        hint = hint or (self.ARMED_HINT if self.armed_shown else self.TYPING_HINT)
+        self._show_hint()
+
+    def _show_hint(self) -> None:
+        if self.held is not None:
+            hint = HELD_HINT.format(key=self.held[0])
+        else:
+            hint = self.ARMED_HINT if self.armed_shown else self.TYPING_HINT
         self.query_one(f"#{self.HINT_ID}", Static).update(hint)
 
     def answer_button(self, event: Button.Pressed, answers: Mapping[str, Any]) -> None:
@@ -117,6 +122,6 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
             return
         self.armed_shown = armed
         self.set_class(armed, "-armed")
-        self.query_one(f"#{self.HINT_ID}", Static).update(self.ARMED_HINT if armed else self.TYPING_HINT)
+        self._show_hint()
         for button in self.query(Button):
             button.disabled = not armed

@@ -6,7 +6,9 @@ its size, and the request at which it left. A **miss** is the model asking for a
 
 - a `recall` of the ghost's ref (or of the ref a digest line names for it), or
 - a read of a file whose earlier read was cleared (and not stale: a superseded read cleared is no
-  miss — the model would have had to read the file again anyway).
+  miss — the model would have had to read the file again anyway), or
+- an edit of such a file (`how = "edit"`): the engine brings the read back with the edit's result
+  (context/restore.py), which costs the read written again and no extra request.
 
 A miss is an event for the log (`Miss.to_json`): the item, its age in requests and what getting it
 back cost — the extra request reading the context from the cache (0.1 × context) and the item
@@ -25,6 +27,7 @@ from typing import Any
 
 from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE, SOON, Bet
 from agent_cli.context.model import Compaction
+from agent_cli.context.restore import Restore
 from agent_cli.context.reuse import ReuseStats, tool_name
 from agent_cli.context.tiers.markers import short_ref
 from agent_cli.context.working_set import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, pictures
@@ -54,7 +57,7 @@ class Miss:
     age: int  # requests between the clear and the miss
     tokens: int
     cost: float  # weighted tokens: the extra request reading the context, the item written again
-    how: str  # "recall" | "reread"
+    how: str  # "recall" | "reread" | "edit"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,11 +81,12 @@ class Ghosts:
     expected: dict[str, float] = field(default_factory=dict)  # misses the clears were expected to cause
     misses: list[Miss] = field(default_factory=list)
     cleared_tokens: int = 0
+    restores: dict[str, list[Restore]] = field(default_factory=dict)  # edit call -> reads to bring back
     last: Bet | None = None  # the latest T1 decision
 
     def stats(self, classes: dict[str, float] | None = None) -> ReuseStats:
-        """What the predictor learns: the misses a clear plausibly caused (a recall, or a read of
-        the file again within SOON requests of its clear; a file read again much later would have
+        """What the predictor learns: the misses a clear plausibly caused (a recall, or a read or an
+        edit of the file within SOON requests of its clear; a file read again much later would have
         been read again anyway), against the misses the clears were expected to cause that soon."""
         counted: dict[str, int] = {}
         for miss in self.misses:
@@ -180,15 +184,27 @@ class Ghosts:
                     else:
                         found.append(self._miss(ghost, context, "reread"))
                         break
+            elif name in EDIT_TOOLS and _path(use):
+                path = _path(use)
+                reads = [g for g in self.by_ref.values() if g.path == path and not g.stale]
+                if reads:
+                    self.restores[use.id] = [Restore(use.id, g.ref, path) for g in reads]
+                    found.append(self._miss(reads[0], context, "edit", sum(g.tokens for g in reads)))
         self.misses += found
         return found
 
-    def _miss(self, ghost: Ghost, context: int, how: str) -> Miss:
+    def take_restores(self, calls: Sequence[str]) -> list[Restore]:
+        """The reads to bring back with the results of `calls` (each once)."""
+        return [r for call in calls for r in self.restores.pop(call, [])]
+
+    def _miss(self, ghost: Ghost, context: int, how: str, tokens: int | None = None) -> Miss:
         del self.by_ref[ghost.ref]
         for other in [g for g in self.by_ref.values() if ghost.path and g.path == ghost.path]:
             del self.by_ref[other.ref]  # one miss per file brought back
-        cost = CACHE_READ * context + CACHE_WRITE * ghost.tokens
-        return Miss(ghost.ref, ghost.path, ghost.group, self.requests - ghost.at, ghost.tokens, cost, how)
+        tokens = ghost.tokens if tokens is None else tokens
+        extra = 0.0 if how == "edit" else CACHE_READ * context  # a restore rides on the edit's result
+        cost = extra + CACHE_WRITE * tokens
+        return Miss(ghost.ref, ghost.path, ghost.group, self.requests - ghost.at, tokens, cost, how)
 
 
 def _folded_ref(block: Block, compaction: Compaction, small: int) -> str:

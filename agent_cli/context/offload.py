@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from agent_cli.context.invariants import is_summary, user_rank
 from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement
+from agent_cli.context.restore import RESTORED_TAG, split_restored
 from agent_cli.context.store import OffloadStore, safe_ref, validate_ref
 from agent_cli.core.persisted import (  # noqa: F401 - re-exported: the T0 vocabulary
     PERSISTED_TAG,
@@ -71,8 +72,10 @@ def offload_results(
         blocks[j] = replace(block, text=text, meta=replace(block.meta, ref=ref))
 
     candidates = [
-        j for j, b in enumerate(blocks) if b.type == "tool_result" and b.text and not is_persisted(b.text)
-    ]
+        j
+        for j, b in enumerate(blocks)
+        if b.type == "tool_result" and b.text and not is_persisted(b.text) and b.meta.tag != RESTORED_TAG
+    ]  # a read brought back (restore.py) was kept once already: it comes back whole
     for j in candidates:
         if len(blocks[j].text) > config.offload_result_chars:
             offload(j, safe_ref(blocks[j].tool_use_id))
@@ -187,7 +190,7 @@ def neutral_results(message: Message) -> Message:
 
 
 def _neutral_result_text(block: Block) -> str:
-    text, ours = block.text, ""
+    text, ours = split_restored(block)
     if block.meta.tag == HOOK_FEEDBACK_TAG:
         cut = text.rfind(f"\n\n<{HOOK_FEEDBACK_TAG}>\n")
         if cut >= 0:

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from agent_cli.context.restore import RESTORED_TAG
 from agent_cli.context.working_set import (
     BASH_TOOLS,
     EDIT_TOOLS,
@@ -142,7 +143,7 @@ def predict(
             number[use.id] = total
     touched = _batch_touches(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
-    patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS}
+    patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - _restored(view)
     streak = _path(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
     out: dict[str, Reuse] = {}
     for path, picture in files.items():
@@ -184,6 +185,17 @@ def predict(
         age = total - number[use.id]
         out[use.id] = Reuse(learned(hazard[cls].at(age), stats, cls), cls, age, "", hazard[cls].decay)
     return out
+
+
+def _restored(view: Sequence[Message]) -> set[str]:
+    """Edit calls whose result brought a cleared read back (restore.py): they hold the file's read."""
+    return {
+        b.tool_use_id
+        for m in view
+        if m.role == "user"
+        for b in m.blocks
+        if b.type == "tool_result" and b.meta.tag == RESTORED_TAG
+    }
 
 
 def learned(p: float, stats: ReuseStats, cls: str) -> float:

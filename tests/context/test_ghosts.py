@@ -32,6 +32,17 @@ def live_engine(**config: object) -> ContextEngine:
     )
 
 
+def replay_log(events: list[tuple[str, object]]) -> ContextEngine:
+    """A fresh engine fed a live run's log: ("m", message) appended as logged, ("c", compaction) applied."""
+    replayed = live_engine()
+    for kind, value in events:
+        if kind == "m":
+            replayed.append(value, ingest=False)  # type: ignore[arg-type]
+        else:
+            replayed.apply(value)  # type: ignore[arg-type]
+    return replayed
+
+
 def reply(*calls: tuple[str, str, dict]) -> Message:
     return asst("", *calls)
 
@@ -154,12 +165,7 @@ def test_replaying_a_log_rebuilds_the_same_misses():
     events.append(("c", compaction))
     miss = engine.append(reply(("x", "recall", {"ref": short_ref("r1")}))).misses
     events.append(("m", engine.messages[-1]))
-    replayed = live_engine()
-    for kind, value in events:
-        if kind == "m":
-            replayed.append(value, ingest=False)
-        else:
-            replayed.apply(value)
+    replayed = replay_log(events)
     assert len(miss) == 1 and replayed.ghosts.report() == engine.ghosts.report()
     assert replayed.ghosts.stats() == engine.ghosts.stats()
 

@@ -1,0 +1,74 @@
+"""An edit of a file whose read T1 cleared brings that read back: an automatic recall.
+
+A model that edits a file it can no longer see has just shown it needed the read (a miss:
+context/ghosts.py), and its next edits of that file will need it again — a run of edits of one file
+is the commonest shape of real sessions. Without the read, each of them is made blind or costs a
+`recall` (a whole extra request reading the context). So the engine answers the edit with the read
+it cleared, appended to the edit's result as the store keeps it (`<file ref=… path=…>`): what a
+recall would have returned, without the extra request. The read comes back at the tail of the
+view, so nothing before it is written to the cache again; it is then an item like any other (the
+edit's call, class `patch`) that T1 may clear again when it no longer pays.
+
+What comes back is the read as it was cleared; the edits made since are in the conversation (the
+model wrote them), exactly the picture it had before the clear. Only a read of the edited file, not
+stale (a superseded read is never needed), and only for an edit that needs old text (`Write`
+replaces the file). The result's tag (`RESTORED_TAG`) tells `neutral_results` that the appended
+part is the program's: its body was escaped when it was made, so a file cannot forge a tag through
+it, and replaying the log gives the same view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from agent_cli.core.tags import element
+from agent_cli.core.types import Block, Message
+
+RESTORED_TAG = "restored-read"  # BlockMeta.tag of an edit result carrying a read brought back
+FILE_TAG = "file"
+NOTE = "your earlier read of this file, cleared from the context and brought back because you edited it; your edits since are above"
+
+
+@dataclass(frozen=True)
+class Restore:
+    """A cleared read to bring back with the result of edit `call`."""
+
+    call: str  # the edit's tool_use id
+    ref: str  # the read's ref in the store
+    path: str
+
+
+def bring_back(message: Message, found: Sequence[Restore], stored: Callable[[str], str | None]) -> Message:
+    """`message` with each edit result in `found` carrying the reads kept under their refs (`stored`:
+    the store's `get`; a read the store cannot give back is left out)."""
+    if not found:
+        return message
+    texts = [(r, stored(r.ref)) for r in found]
+    blocks = [
+        restored(b, [(r, t) for r, t in texts if t and r.call == b.tool_use_id])
+        if b.type == "tool_result"
+        else b
+        for b in message.blocks
+    ]
+    return replace(message, blocks=tuple(blocks))
+
+
+def restored(block: Block, restores: list[tuple[Restore, str]]) -> Block:
+    """The edit result `block` with each read (restore, stored text) appended after it. A result
+    that already carries a part of the program's (a hook's feedback) is left as it is."""
+    if not restores or block.meta.tag:
+        return block
+    parts = [element(FILE_TAG, text, path=r.path, ref=r.ref, note=NOTE) for r, text in restores]
+    text = "\n\n".join([block.text, *parts])
+    return replace(block, text=text, meta=replace(block.meta, tag=RESTORED_TAG))
+
+
+def split_restored(block: Block) -> tuple[str, str]:
+    """(the tool's own text, the reads the program appended to it); (text, "") when none was."""
+    if block.meta.tag != RESTORED_TAG:
+        return block.text, ""
+    cut = block.text.find(f"\n\n<{FILE_TAG} ")
+    if cut < 0:
+        return block.text, ""
+    return block.text[:cut], block.text[cut:]

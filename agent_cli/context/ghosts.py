@@ -105,6 +105,7 @@ class Ghosts:
             cleared_tokens=self.cleared_tokens,
             misses=len(self.misses),
             miss_cost=round(self.miss_cost),
+            restored=sum(1 for m in self.misses if m.how == "edit"),
             forecast=last.forecast,
             saving=round(last.saving),
             risk=round(last.risk),

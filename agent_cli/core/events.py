@@ -50,6 +50,7 @@ class EvictionReport:
     cleared_tokens: int = 0
     misses: int = 0
     miss_cost: int = 0
+    restored: int = 0  # misses that were edits: the read came back with the edit's result
     forecast: int = 0  # the latest T1 decision: requests it expected still to come ...
     saving: int = 0  # ... the weighted tokens its clears save over them ...
     risk: int = 0  # ... the expected cost of the misses they cause ...
@@ -59,7 +60,9 @@ class EvictionReport:
         """One line for /context."""
         line = (
             f"T1 cleared {self.clears} items ({self.cleared_tokens:,} tokens); {self.misses} came back "
-            f"(misses, {self.miss_cost:,} weighted tokens)"
+            f"(misses, {self.miss_cost:,} weighted tokens"
+            + (f"; {self.restored} brought back with an edit" if self.restored else "")
+            + ")"
         )
         if self.forecast:
             line += (

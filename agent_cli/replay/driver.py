@@ -316,7 +316,10 @@ async def _run(
         context_tokens=tuple(sizes),
         calibration_factor=calibration.factor,
         misses=Misses(
-            len(engine.ghosts.misses), round(engine.ghosts.miss_cost), sum(engine.ghosts.clears.values())
+            len(engine.ghosts.misses),
+            round(engine.ghosts.miss_cost),
+            sum(engine.ghosts.clears.values()),
+            engine.ghosts.report().restored,
         ),
     )
     return result, probe.checks

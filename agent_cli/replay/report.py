@@ -122,14 +122,15 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 @dataclass(frozen=True)
 class Misses:
     """Cleared items the session came back for (context/ghosts.py): recalls of a cleared ref and, in
-    a recorded session, reads of a file whose earlier read the policy had cleared."""
+    a recorded session, reads and edits of a file whose earlier read the policy had cleared."""
 
     count: int = 0
     cost: int = 0  # weighted tokens: each one's extra request reading the context, the item written again
     clears: int = 0  # items cleared (T1)
+    restored: int = 0  # of `count`: edits of a cleared file, which brought its read back (restore.py)
 
     def to_json(self) -> dict[str, int]:
-        return {"count": self.count, "cost": self.cost, "clears": self.clears}
+        return {"count": self.count, "cost": self.cost, "clears": self.clears, "restored": self.restored}
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,9 @@ async def test_an_edit_of_a_file_whose_read_was_cleared_brings_the_read_back_onc
     assert engine.append(reply(edit("e9", 9))).misses == []  # visible: nothing more to bring back
     engine.append(results(("e9", "edit_file", "ok")))
     assert engine.messages[-1].tool_results()[0].text == "ok"
-    assert engine.ghosts.report().misses == 1
+    report = engine.ghosts.report()
+    assert (report.misses, report.restored) == (1, 1)
+    assert "1 came back (misses, " in report.summary() and "1 brought back with an edit" in report.summary()
 
 
 async def test_a_write_over_the_file_brings_nothing_back():

@@ -40,7 +40,7 @@ def test_every_policy_replays_and_the_report_has_misses(tmp_path: Path):
         assert policy in POLICIES
         data = replay(path, policy=policy).to_json()
         assert (
-            set(data["misses"]) == {"count", "cost", "clears"} and data["integrity"]["orphan_tool_uses"] == 0
+            set(data["misses"]) == {"count", "cost", "clears", "restored"} and data["integrity"]["orphan_tool_uses"] == 0
         )
 
 
@@ -93,7 +93,7 @@ def test_sessions_with_no_edits_no_reads_or_one_request_report_zeros(tmp_path: P
     s.response([{"type": "text", "text": "hi"}], at=1)
     one = replay(s.write(tmp_path / "one.jsonl"), policy=policy)
     data = one.to_json()
-    assert data["requests"] == 1 and data["misses"] == {"count": 0, "cost": 0, "clears": 0}
+    assert data["requests"] == 1 and data["misses"] == {"count": 0, "cost": 0, "clears": 0, "restored": 0}
     assert (data["fidelity"]["edits"], data["fidelity"]["blind"]) == (0, 0)
 
 

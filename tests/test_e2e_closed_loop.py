@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakeapi.scenarios import batch, run_closed_loop
+from tests.fakeapi.reactive import Read
+from tests.fakeapi.scenarios import MIDDLE, Scenario, _files, batch, edit, path_of, run_closed_loop
 
 
 class TooManyRereads(AssertionError):
@@ -43,3 +44,18 @@ def test_the_same_run_costs_at_most_a_tenth_more_than_unpressured(tmp_path):
     assert pressured.returncode == free.returncode == 0, pressured.stderr + free.stderr
     assert free.model.forced == [] and pressured.model.blind == []
     assert pressured.model.weighted_input <= 1.1 * free.model.weighted_input
+
+
+def test_a_model_that_edits_a_file_it_cannot_see_gets_the_read_back_for_its_next_edit(tmp_path):
+    """A model that never fetches (it edits from memory) and edits each of ten files twice: at 60k
+    some reads are cleared before their edits. The first edit of such a file is blind; its result
+    brings the read back (context/restore.py), so the second edit of the file sees its text."""
+    count = 10
+    steps = [Read(path_of(i)) for i in range(count)]
+    steps += [e for i in range(count) for e in (edit(i, MIDDLE), edit(i, MIDDLE + 40))]
+    scenario = Scenario("batch_twice", "Check every module.", _files(count), tuple(steps))
+    run = run_closed_loop(scenario, tmp_path / "repo", 60_000, max_fetches=0)
+    assert run.problem == "", run.problem
+    first_edits = {count + 2 * i for i in range(count)}  # the step of each file's first edit
+    assert run.model.blind, "no read was cleared before its edit: the run tests nothing"
+    assert set(run.model.blind) <= first_edits, run.model.blind  # never the second edit of a file

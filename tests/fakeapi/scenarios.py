@@ -189,12 +189,15 @@ def write_workspace(scenario: Scenario, workspace: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
 
 
-def run_closed_loop(scenario: Scenario, workspace: Path, budget: int | None) -> ClosedLoop:
-    """`scenario` through the real CLI in `workspace` (created) at `budget` (None: unpressured)."""
+def run_closed_loop(
+    scenario: Scenario, workspace: Path, budget: int | None, *, max_fetches: int = 4
+) -> ClosedLoop:
+    """`scenario` through the real CLI in `workspace` (created) at `budget` (None: unpressured);
+    `max_fetches` 0: a model that edits from memory, never fetching what it cannot see."""
     write_workspace(scenario, workspace)
     config = 'sandbox = "off"\n' + ('[context]\npolicy = "none"\n' if budget is None else "")
     user_config(workspace, config)
-    model = ReactiveModel(scenario.steps)
+    model = ReactiveModel(scenario.steps, max_fetches=max_fetches)
     with FakeAnthropic(responder=model) as server:
         out = run_agent(
             workspace,

@@ -40,7 +40,8 @@ def test_every_policy_replays_and_the_report_has_misses(tmp_path: Path):
         assert policy in POLICIES
         data = replay(path, policy=policy).to_json()
         assert (
-            set(data["misses"]) == {"count", "cost", "clears", "restored"} and data["integrity"]["orphan_tool_uses"] == 0
+            set(data["misses"]) == {"count", "cost", "clears", "restored"}
+            and data["integrity"]["orphan_tool_uses"] == 0
         )
 
 

@@ -26,12 +26,11 @@ from agent_cli.core.persisted import (  # noqa: F401 - re-exported: the T0 vocab
     persisted_text,
     preview,
 )
-from agent_cli.core.tags import element, escape_tags, has_program_tag
+from agent_cli.core.tags import HOOK_FEEDBACK_TAG, element, escape_tags, has_program_tag
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 USER_CONTEXT_TAG = "user-context"
 ENV_TAG = "env"
-HOOK_FEEDBACK_TAG = "post-tool-use-hook"
 
 
 def offload_results(

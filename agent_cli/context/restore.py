@@ -13,8 +13,8 @@ What comes back is the read as it was cleared; the edits made since are in the c
 model wrote them), exactly the picture it had before the clear. Only a read of the edited file, not
 stale (a superseded read is never needed), and only for an edit that needs old text (`Write`
 replaces the file). The result's tag (`RESTORED_TAG`) tells `neutral_results` that the appended
-part is the program's: its body was escaped when it was made, so a file cannot forge a tag through
-it, and replaying the log gives the same view.
+part — and a PostToolUse hook's feedback before it — is the program's: its body was escaped when it
+was made, so a file cannot forge a tag through it, and replaying the log gives the same view.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from agent_cli.core.tags import element
+from agent_cli.core.tags import HOOK_FEEDBACK_TAG, element
 from agent_cli.core.types import Block, Message
 
 RESTORED_TAG = "restored-read"  # BlockMeta.tag of an edit result carrying a read brought back
@@ -55,9 +55,9 @@ def bring_back(message: Message, found: Sequence[Restore], stored: Callable[[str
 
 
 def restored(block: Block, restores: list[tuple[Restore, str]]) -> Block:
-    """The edit result `block` with each read (restore, stored text) appended after it. A result
-    that already carries a part of the program's (a hook's feedback) is left as it is."""
-    if not restores or block.meta.tag:
+    """The edit result `block` with each read (restore, stored text) appended after it (after a
+    PostToolUse hook's feedback too, which stays the program's part with it)."""
+    if not restores or block.meta.tag not in ("", HOOK_FEEDBACK_TAG):
         return block
     parts = [element(FILE_TAG, text, path=r.path, ref=r.ref, note=NOTE) for r, text in restores]
     text = "\n\n".join([block.text, *parts])
@@ -65,10 +65,13 @@ def restored(block: Block, restores: list[tuple[Restore, str]]) -> Block:
 
 
 def split_restored(block: Block) -> tuple[str, str]:
-    """(the tool's own text, the reads the program appended to it); (text, "") when none was."""
+    """(the tool's own text, what the program appended to it: a hook's feedback, the reads);
+    (text, "") when nothing was. The tool's text was escaped before anything was appended, so the
+    first unescaped opening of either element is where the program's part starts."""
     if block.meta.tag != RESTORED_TAG:
         return block.text, ""
-    cut = block.text.find(f"\n\n<{FILE_TAG} ")
+    found = [block.text.find(f"\n\n<{tag}") for tag in (f"{FILE_TAG} ", f"{HOOK_FEEDBACK_TAG}>\n")]
+    cut = min((i for i in found if i >= 0), default=-1)
     if cut < 0:
         return block.text, ""
     return block.text[:cut], block.text[cut:]

@@ -43,6 +43,7 @@ PROGRAM_TAGS = frozenset(
     }
 )
 ESCAPED_LT = "&lt;"
+HOOK_FEEDBACK_TAG = "post-tool-use-hook"  # a PostToolUse hook's feedback after a tool's output
 _NAMES = "|".join(re.escape(t) for t in sorted(PROGRAM_TAGS, key=len, reverse=True))
 # `<`, optional blanks and `/`, one of our names, then anything that cannot continue a tag name
 _OURS = re.compile(rf"<(?=\s*/?\s*(?:{_NAMES})(?![\w-]))", re.IGNORECASE)

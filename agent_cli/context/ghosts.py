@@ -95,6 +95,11 @@ class Ghosts:
         return ReuseStats(dict(self.expected), counted, classes or {})
 
     @property
+    def restored(self) -> int:
+        """Misses that were edits: the read came back with the edit's result (restore.py)."""
+        return sum(1 for m in self.misses if m.how == "edit")
+
+    @property
     def miss_cost(self) -> float:
         return sum(m.cost for m in self.misses)
 
@@ -105,7 +110,7 @@ class Ghosts:
             cleared_tokens=self.cleared_tokens,
             misses=len(self.misses),
             miss_cost=round(self.miss_cost),
-            restored=sum(1 for m in self.misses if m.how == "edit"),
+            restored=self.restored,
             forecast=last.forecast,
             saving=round(last.saving),
             risk=round(last.risk),
@@ -185,8 +190,7 @@ class Ghosts:
                     else:
                         found.append(self._miss(ghost, context, "reread"))
                         break
-            elif name in EDIT_TOOLS and _path(use):
-                path = _path(use)
+            elif name in EDIT_TOOLS and (path := _path(use)):
                 reads = [g for g in self.by_ref.values() if g.path == path and not g.stale]
                 if reads:
                     self.restores[use.id] = [Restore(use.id, g.ref, path) for g in reads]

@@ -7,7 +7,7 @@ is the commonest shape of real sessions. Without the read, each of them is made 
 it cleared, appended to the edit's result as the store keeps it (`<file ref=… path=…>`): what a
 recall would have returned, without the extra request. The read comes back at the tail of the
 view, so nothing before it is written to the cache again; it is then an item like any other (the
-edit's call, class `patch`) that T1 may clear again when it no longer pays.
+edit's call, priced as the file's latest read: reuse.py) that T1 may clear again when it no longer pays.
 
 What comes back is the read as it was cleared; the edits made since are in the conversation (the
 model wrote them), exactly the picture it had before the clear. Only a read of the edited file, not

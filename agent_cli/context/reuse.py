@@ -135,15 +135,17 @@ def predict(
     files = pictures(view)
     uses = [u for m in view if m.role == "assistant" for u in m.tool_uses()]
     number: dict[str, int] = {}  # each call's number, counting the folded calls before it too
+    restored: set[str] = set()  # edit calls whose result brought a cleared read back: the file's read
     total = 0
     for message in view:
         total += calls_in(message, uses=False)
         for use in message.tool_uses() if message.role == "assistant" else ():
             total += 1
             number[use.id] = total
+        restored.update(b.tool_use_id for b in message.tool_results() if b.meta.tag == RESTORED_TAG)
     touched = _batch_touches(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
-    patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - _restored(view)
+    patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - restored
     streak = _path(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
     out: dict[str, Reuse] = {}
     for path, picture in files.items():
@@ -185,17 +187,6 @@ def predict(
         age = total - number[use.id]
         out[use.id] = Reuse(learned(hazard[cls].at(age), stats, cls), cls, age, "", hazard[cls].decay)
     return out
-
-
-def _restored(view: Sequence[Message]) -> set[str]:
-    """Edit calls whose result brought a cleared read back (restore.py): they hold the file's read."""
-    return {
-        b.tool_use_id
-        for m in view
-        if m.role == "user"
-        for b in m.blocks
-        if b.type == "tool_result" and b.meta.tag == RESTORED_TAG
-    }
 
 
 def learned(p: float, stats: ReuseStats, cls: str) -> float:

@@ -319,7 +319,7 @@ async def _run(
             len(engine.ghosts.misses),
             round(engine.ghosts.miss_cost),
             sum(engine.ghosts.clears.values()),
-            engine.ghosts.report().restored,
+            engine.ghosts.restored,
         ),
     )
     return result, probe.checks

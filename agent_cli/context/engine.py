@@ -173,7 +173,7 @@ class ContextEngine:
         logged = message if merged else words_as_kept(message, self._view[index])
         self._observe(logged)
         self._check()
-        misses = self.ghosts.observe(message, self._used())
+        misses = self.ghosts.observe(message, self._used(), self._view[:index])
         return Appended(message, compactions, logged, misses)
 
     def _observe(self, message: Message) -> None:

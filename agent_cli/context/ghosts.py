@@ -7,8 +7,13 @@ its size, and the request at which it left. A **miss** is the model asking for a
 - a `recall` of the ghost's ref (or of the ref a digest line names for it), or
 - a read of a file whose earlier read was cleared (and not stale: a superseded read cleared is no
   miss — the model would have had to read the file again anyway), or
-- an edit of such a file (`how = "edit"`): the engine brings the read back with the edit's result
-  (context/restore.py), which costs the read written again and no extra request.
+- an edit of such a file (`how = "edit"`) whose old text the view no longer shows (made from
+  memory): the engine brings the read back with the edit's result (context/restore.py), which costs
+  the read written again and no extra request. An edit whose text is still shown (by a partial
+  read, an earlier edit's result) did not need the read: no miss, nothing brought back.
+
+What a `Write` gave a file counts as a read of it for an edit: its cleared content is a ghost of the
+file, brought back by the file's next edit; a read of the file drops it (it was never read: no miss).
 
 A miss is an event for the log (`Miss.to_json`): the item, its age in requests and what getting it
 back cost — the extra request reading the context from the cache (0.1 × context) and the item
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE, SOON, Bet
+from agent_cli.context.hits import shown
 from agent_cli.context.model import Compaction
 from agent_cli.context.restore import Restore
 from agent_cli.context.reuse import ReuseStats, tool_name
@@ -47,6 +53,7 @@ class Ghost:
     tokens: int
     at: int  # request number when it was cleared
     stale: bool = False  # superseded when cleared: coming back for the file is no miss
+    key: str = ""  # the input key whose text it held ("content" of a Write); "" for a tool result
 
 
 @dataclass(frozen=True)
@@ -152,9 +159,9 @@ class Ghosts:
                     group = (
                         "file" if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS and _path(use) else "output"
                     )
-                    path = _path(use) if use is not None and name in READ_TOOLS else ""
+                    path, held = _file_held(use, block)
                     tokens = count(block.text) if block.type == "tool_result" else count(str(block.input))
-                    self.by_ref[ref] = Ghost(ref, key, group, path, tokens, self.requests, key in stale)
+                    self.by_ref[ref] = Ghost(ref, key, group, path, tokens, self.requests, key in stale, held)
                     self.clears[group] = self.clears.get(group, 0) + 1
                     self.cleared_tokens += tokens
 
@@ -168,8 +175,9 @@ class Ghosts:
         return out
 
     # -- what came back ---------------------------------------------------------------------------
-    def observe(self, message: Message, context: int) -> list[Miss]:
-        """The misses in an assistant message's tool calls (each ghost misses once)."""
+    def observe(self, message: Message, context: int, view: Sequence[Message] = ()) -> list[Miss]:
+        """The misses in an assistant message's tool calls (each ghost misses once); `view`: what the
+        message answered (an edit whose old text it shows did not need what was cleared)."""
         if message.role != "assistant":
             return []
         self.requests += 1
@@ -185,15 +193,15 @@ class Ghosts:
                 path = _path(use)
                 ghosts = [g for g in self.by_ref.values() if g.path and g.path == path]
                 for ghost in ghosts:
-                    if ghost.stale:
+                    if ghost.stale or ghost.key:  # (a read of what the model wrote is no re-read)
                         del self.by_ref[ghost.ref]  # the file is read anew: that ghost is gone
                     else:
                         found.append(self._miss(ghost, context, "reread"))
                         break
             elif name in EDIT_TOOLS and (path := _path(use)):
                 reads = [g for g in self.by_ref.values() if g.path == path and not g.stale]
-                if reads:
-                    self.restores[use.id] = [Restore(use.id, g.ref, path) for g in reads]
+                if reads and not shown(use.input, view):
+                    self.restores[use.id] = [Restore(use.id, g.ref, path, g.key) for g in reads]
                     found.append(self._miss(reads[0], context, "edit", sum(g.tokens for g in reads)))
         self.misses += found
         return found
@@ -210,6 +218,20 @@ class Ghosts:
         extra = 0.0 if how == "edit" else CACHE_READ * context  # a restore rides on the edit's result
         cost = extra + CACHE_WRITE * tokens
         return Miss(ghost.ref, ghost.path, ghost.group, self.requests - ghost.at, tokens, cost, how)
+
+
+def _file_held(use: Block | None, block: Block) -> tuple[str, str]:
+    """(the file whose content a cleared block held, the input key holding it): a read's result, or
+    the content a Write's input gave the file (what the model wrote is what it saw of the file);
+    ("", "") for anything else."""
+    if use is None:
+        return "", ""
+    name = tool_name(use)
+    if name in READ_TOOLS and block.type == "tool_result":
+        return _path(use), ""
+    if name in WRITE_TOOLS and block.type == "tool_use" and isinstance(use.input.get("content"), str):
+        return _path(use), "content"
+    return "", ""
 
 
 def _folded_ref(block: Block, compaction: Compaction, small: int) -> str:

@@ -49,6 +49,13 @@ def item_texts(view: Sequence[Message]) -> list[tuple[str, str]]:
     return out
 
 
+def shown(use_input: Mapping, view: Sequence[Message]) -> bool:
+    """Whether some item of `view` shows all the old text an edit's input needs (replay's
+    definition of an edit that is not blind); an edit that needs none is shown."""
+    needed = needed_lines(use_input)
+    return not needed or any(all(n in text for n in needed) for _, text in item_texts(view))
+
+
 @dataclass
 class Hits:
     prior_weight: float = 2.0  # the fitted prior counts as this many hits (ContextConfig.hits_prior_weight)

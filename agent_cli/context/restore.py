@@ -1,5 +1,8 @@
 """An edit of a file whose read T1 cleared brings that read back: an automatic recall.
 
+(What a `Write` gave the file counts as a read of it: the model saw that text as it wrote it. An
+edit of a file whose written content T1 cleared brings the content back the same way.)
+
 A model that edits a file it can no longer see has just shown it needed the read (a miss:
 context/ghosts.py), and its next edits of that file will need it again — a run of edits of one file
 is the commonest shape of real sessions. Without the read, each of them is made blind or costs a
@@ -19,6 +22,7 @@ was made, so a file cannot forge a tag through it, and replaying the log gives t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -28,6 +32,7 @@ from agent_cli.core.types import Block, Message
 RESTORED_TAG = "restored-read"  # BlockMeta.tag of an edit result carrying a read brought back
 FILE_TAG = "file"
 NOTE = "your earlier read of this file, cleared from the context and brought back because you edited it; your edits since are above"
+WRITTEN_NOTE = "what you wrote to this file, cleared from the context and brought back because you edited it; your edits since are above"
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,18 @@ class Restore:
     call: str  # the edit's tool_use id
     ref: str  # the read's ref in the store
     path: str
+    # the input key holding the file's text when the ref keeps a call's input (a Write's "content")
+    key: str = ""
+
+    def text(self, stored: str | None) -> str | None:
+        """The file's text out of what the store keeps under the ref (a call's input is kept as JSON)."""
+        if not stored or not self.key:
+            return stored
+        try:
+            value = json.loads(stored).get(self.key)
+        except (ValueError, AttributeError):
+            return None
+        return value if isinstance(value, str) else None
 
 
 def bring_back(message: Message, found: Sequence[Restore], stored: Callable[[str], str | None]) -> Message:
@@ -44,7 +61,7 @@ def bring_back(message: Message, found: Sequence[Restore], stored: Callable[[str
     the store's `get`; a read the store cannot give back is left out)."""
     if not found:
         return message
-    texts = [(r, stored(r.ref)) for r in found]
+    texts = [(r, r.text(stored(r.ref))) for r in found]
     blocks = [
         restored(b, [(r, t) for r, t in texts if t and r.call == b.tool_use_id])
         if b.type == "tool_result"
@@ -59,7 +76,10 @@ def restored(block: Block, restores: list[tuple[Restore, str]]) -> Block:
     PostToolUse hook's feedback too, which stays the program's part with it)."""
     if not restores or block.meta.tag not in ("", HOOK_FEEDBACK_TAG):
         return block
-    parts = [element(FILE_TAG, text, path=r.path, ref=r.ref, note=NOTE) for r, text in restores]
+    parts = [
+        element(FILE_TAG, text, path=r.path, ref=r.ref, note=WRITTEN_NOTE if r.key else NOTE)
+        for r, text in restores
+    ]
     text = "\n\n".join([block.text, *parts])
     return replace(block, text=text, meta=replace(block.meta, tag=RESTORED_TAG))
 

@@ -109,3 +109,57 @@ async def test_an_edit_result_with_a_hooks_feedback_gets_the_read_too_and_keeps_
     assert "lint: clean\n</post-tool-use-hook>\n\n<file " in result.text  # the hook's part, then the read
     assert "def f9(x):  # line 9 of lib.py" in sent_text(engine)
     assert neutral_results(engine.messages[-1]) == engine.messages[-1]  # resuming keeps both parts
+
+
+WRITTEN = "\n".join(f'def g{n}(x):  # "line" {n} of lib.py' for n in range(1, 120))
+
+
+async def write_until_cleared(engine) -> None:
+    """The model writes lib.py whole, then runs a long run of commands: T1 clears what it wrote."""
+    engine.append(person("write the library"))
+    engine.append(reply(("w1", "write_file", {"path": "lib.py", "content": WRITTEN})))
+    engine.append(results(("w1", "write_file", "wrote lib.py")))
+    for n in range(60):
+        engine.append(reply((f"c{n}", "bash", {"command": f"make step{n}"})))
+        engine.append(results((f"c{n}", "bash", f"step {n} ok " * 80)))
+        engine.build_request()
+        await engine.maybe_compact()
+    assert f"{short_ref('w1')}-in" in engine.ghosts.by_ref
+
+
+async def test_an_edit_of_a_file_whose_written_content_was_cleared_brings_the_content_back():
+    engine = live_engine()
+    await write_until_cleared(engine)
+    assert 'def g9(x):  # "line" 9 of lib.py' not in sent_text(engine)
+    change = {"path": "lib.py", "old_string": 'def g7(x):  # "line" 7 of lib.py', "new_string": "def g7(y):"}
+    (miss,) = engine.append(reply(("e7", "edit_file", change))).misses
+    assert (miss.ref, miss.path, miss.how) == (f"{short_ref('w1')}-in", "lib.py", "edit")
+    engine.append(results(("e7", "edit_file", "ok")))
+    result = engine.messages[-1].tool_results()[0]
+    assert result.meta.tag == RESTORED_TAG and "what you wrote to this file" in result.text
+    # the file's text as written, line by line (the store keeps the call's input as JSON)
+    assert 'def g9(x):  # "line" 9 of lib.py\ndef g10(x):' in sent_text(engine)
+
+
+async def test_a_read_after_the_written_content_was_cleared_is_no_miss_and_the_edit_then_brings_nothing():
+    engine = live_engine()
+    await write_until_cleared(engine)
+    assert engine.append(reply(("r2", "read_file", {"path": "lib.py"}))).misses == []  # it was never read
+    engine.append(results(("r2", "read_file", SOURCE)))
+    assert engine.append(reply(edit("e7", 7))).misses == []  # the file is in view: nothing to bring back
+    engine.append(results(("e7", "edit_file", "ok")))
+    assert engine.messages[-1].tool_results()[0].text == "ok"
+
+
+async def test_an_edit_whose_text_the_view_still_shows_brings_nothing_back_and_is_no_miss():
+    engine = live_engine()
+    await run_until_cleared(engine)
+    engine.append(reply(("g", "grep", {"pattern": "def f7"})))
+    engine.append(results(("g", "grep", "lib.py:7:def f7(x):  # line 7 of lib.py")))
+    assert engine.append(reply(edit("e7", 7))).misses == []  # made from the grep's line, not the read
+    engine.append(results(("e7", "edit_file", "ok")))
+    assert engine.messages[-1].tool_results()[0].text == "ok"
+    (miss,) = engine.append(reply(edit("e9", 9))).misses  # from memory: the read comes back
+    assert miss.how == "edit"
+    engine.append(results(("e9", "edit_file", "ok")))
+    assert engine.messages[-1].tool_results()[0].meta.tag == RESTORED_TAG

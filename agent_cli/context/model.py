@@ -37,7 +37,7 @@ class ContextConfig:
     # T1: every clear a priced bet (context/eviction.py); the constants below are chosen by
     # leave-one-out over real sessions (bench/loo.py, bench/RESULTS.md)
     miss_penalty_tokens: float = 60_000  # what acting without a cleared text costs beyond re-reading it
-    forecast_ratio: float = 0.25  # requests still to come = this × requests made so far (Lindy) ...
+    forecast_ratio: float = 0.15  # requests still to come = this × requests made so far (Lindy) ...
     forecast_cap: int = 0  # ... at most this many (0: no cap)
     hits_prior_weight: float = 2.0  # hits the fitted prior counts as in a class's online factor (hits.py)
     micro_keep_recent: int = 3  # the "masking" policy's unpriced T1 keeps this many recent results

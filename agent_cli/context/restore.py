@@ -1,23 +1,25 @@
-"""An edit of a file whose read T1 cleared brings that read back: an automatic recall.
+"""An edit made from memory of a file whose read T1 cleared brings that read back: an automatic recall.
 
-(What a `Write` gave the file counts as a read of it: the model saw that text as it wrote it. An
-edit of a file whose written content T1 cleared brings the content back the same way.)
+An edit whose old text is nowhere in view (`hits.shown`, replay's definition of a blind edit) of a
+file whose read was cleared shows the model needed the read (a miss: context/ghosts.py), and its
+next edits of that file will need it again — a run of edits of one file is the commonest shape of
+real sessions. Without the read each of them is made blind or costs a `recall` (a whole extra
+request reading the context). So the engine answers the edit with the read it cleared, appended to
+the edit's result as the store keeps it (`<file ref=… path=…>`): what a recall would have returned,
+without the extra request. An edit whose text is still in view (a partial read of the spot, a grep
+line, the file's previous edit) did not need the read: nothing comes back and no miss is counted.
 
-A model that edits a file it can no longer see has just shown it needed the read (a miss:
-context/ghosts.py), and its next edits of that file will need it again — a run of edits of one file
-is the commonest shape of real sessions. Without the read, each of them is made blind or costs a
-`recall` (a whole extra request reading the context). So the engine answers the edit with the read
-it cleared, appended to the edit's result as the store keeps it (`<file ref=… path=…>`): what a
-recall would have returned, without the extra request. The read comes back at the tail of the
-view, so nothing before it is written to the cache again; it is then an item like any other (the
-edit's call, priced as the file's latest read: reuse.py) that T1 may clear again when it no longer pays.
-
-What comes back is the read as it was cleared; the edits made since are in the conversation (the
-model wrote them), exactly the picture it had before the clear. Only a read of the edited file, not
-stale (a superseded read is never needed), and only for an edit that needs old text (`Write`
-replaces the file). The result's tag (`RESTORED_TAG`) tells `neutral_results` that the appended
-part — and a PostToolUse hook's feedback before it — is the program's: its body was escaped when it
-was made, so a file cannot forge a tag through it, and replaying the log gives the same view.
+The read comes back at the tail of the view, so nothing before it is written to the cache again;
+it is then an item like any other (the edit's call, priced as the file's latest read: reuse.py)
+that T1 may clear again when it no longer pays. What comes back is the read as it was cleared; the
+edits made since are in the conversation (the model wrote them), exactly the picture it had before
+the clear. What a `Write` gave the file counts as a read of it (the model saw that text as it wrote
+it): its cleared content comes back the same way, taken out of the call's input the store keeps as
+JSON. Only a text of the edited file that is not stale (a superseded read is never needed), and
+only for an edit that needs old text (`Write` replaces the file). The result's tag (`RESTORED_TAG`)
+tells `neutral_results` that the appended part — and a PostToolUse hook's feedback before it — is
+the program's: its body was escaped when it was made, so a file cannot forge a tag through it, and
+replaying the log gives the same view.
 """
 
 from __future__ import annotations

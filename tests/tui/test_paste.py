@@ -10,6 +10,7 @@ from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.api.compose import compose_session
+from agent_cli.core.events import TextDelta
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
@@ -41,6 +42,8 @@ def test_chips_expand_in_one_pass_and_the_same_paste_is_kept_once() -> None:
 
 async def test_a_10_mb_paste_collapses_to_a_chip_and_is_sent_in_full() -> None:
     backend = FakeBackend()
+    # a model answers briefly (the fake's default echo would render all 10 MB back as Markdown)
+    backend.scripts[f"summarize {BIG}"] = [TextDelta(text="It is one line, repeated.")]
     app = create_app(backend=backend)
     async with app.run_test(size=(100, 30)) as pilot:
         await type_text(pilot, "summarize ")

@@ -44,7 +44,7 @@ from agent_cli.context.offload import (
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
 from agent_cli.context.requests import Requests
-from agent_cli.context.restore import bring_back
+from agent_cli.context.restore import Limits, bring_back
 from agent_cli.context.reuse import Memo
 from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import TokenCounter
@@ -145,7 +145,7 @@ class ContextEngine:
             message = merge_injections(message, context, pending)
         raw, message = message, neutral_results(message)  # nothing from outside forges our tags
         found = self.ghosts.take_restores([b.tool_use_id for b in message.tool_results()])
-        message = bring_back(message, found, self.store.get) if ingest else message  # logged with them
+        message = bring_back(message, found, self.store.get, Limits.of(self.config)) if ingest else message
         if self._view and self._view[-1].role == message.role:
             index = len(self._view) - 1
             self.tokens.invalidate_from(index)

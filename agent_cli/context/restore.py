@@ -28,6 +28,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from agent_cli.context.model import ContextConfig
+from agent_cli.core.persisted import preview
 from agent_cli.core.tags import HOOK_FEEDBACK_TAG, element
 from agent_cli.core.types import Block, Message
 
@@ -35,6 +37,20 @@ RESTORED_TAG = "restored-read"  # BlockMeta.tag of an edit result carrying a rea
 FILE_TAG = "file"
 NOTE = "your earlier read of this file, cleared from the context and brought back because you edited it; your edits since are above"
 WRITTEN_NOTE = "what you wrote to this file, cleared from the context and brought back because you edited it; your edits since are above"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long a text may come back whole (ContextConfig.offload_result_chars: T0's limit for a
+    result), and how much of a longer one shows (ContextConfig.preview_chars)."""
+
+    chars: int = 30_000
+    preview: int = 2_000
+
+    @classmethod
+    def of(cls, config: ContextConfig) -> Limits:
+        """From a ContextConfig (its `offload_result_chars` and `preview_chars`)."""
+        return cls(config.offload_result_chars, config.preview_chars)
 
 
 @dataclass(frozen=True)
@@ -58,14 +74,17 @@ class Restore:
         return value if isinstance(value, str) else None
 
 
-def bring_back(message: Message, found: Sequence[Restore], stored: Callable[[str], str | None]) -> Message:
+def bring_back(
+    message: Message, found: Sequence[Restore], stored: Callable[[str], str | None], limits: Limits = Limits()
+) -> Message:
     """`message` with each edit result in `found` carrying the reads kept under their refs (`stored`:
-    the store's `get`; a read the store cannot give back is left out)."""
+    the store's `get`; a read the store cannot give back is left out). A text longer than
+    `limits.chars` comes back as T0 would show it: its head and tail, the rest by `recall`."""
     if not found:
         return message
     texts = [(r, r.text(stored(r.ref))) for r in found]
     blocks = [
-        restored(b, [(r, t) for r, t in texts if t and r.call == b.tool_use_id])
+        restored(b, [(r, t) for r, t in texts if t and r.call == b.tool_use_id], limits)
         if b.type == "tool_result"
         else b
         for b in message.blocks
@@ -73,17 +92,24 @@ def bring_back(message: Message, found: Sequence[Restore], stored: Callable[[str
     return replace(message, blocks=tuple(blocks))
 
 
-def restored(block: Block, restores: list[tuple[Restore, str]]) -> Block:
+def restored(block: Block, restores: list[tuple[Restore, str]], limits: Limits = Limits()) -> Block:
     """The edit result `block` with each read (restore, stored text) appended after it (after a
     PostToolUse hook's feedback too, which stays the program's part with it)."""
     if not restores or block.meta.tag not in ("", HOOK_FEEDBACK_TAG):
         return block
-    parts = [
-        element(FILE_TAG, text, path=r.path, ref=r.ref, note=WRITTEN_NOTE if r.key else NOTE)
-        for r, text in restores
-    ]
+    parts = [_part(r, text, limits) for r, text in restores]
     text = "\n\n".join([block.text, *parts])
     return replace(block, text=text, meta=replace(block.meta, tag=RESTORED_TAG))
+
+
+def _part(restore: Restore, text: str, limits: Limits) -> str:
+    note = WRITTEN_NOTE if restore.key else NOTE
+    if len(text) > limits.chars:  # what T0 keeps in view of a result this long (context/offload.py)
+        note += (
+            f"; only its head and tail ({len(text):,} chars in all): recall ref {restore.ref} for the rest"
+        )
+        text = preview(text, limits.preview)
+    return element(FILE_TAG, text, path=restore.path, ref=restore.ref, note=note)
 
 
 def split_restored(block: Block) -> tuple[str, str]:

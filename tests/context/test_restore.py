@@ -163,3 +163,28 @@ async def test_an_edit_whose_text_the_view_still_shows_brings_nothing_back_and_i
     assert miss.how == "edit"
     engine.append(results(("e9", "edit_file", "ok")))
     assert engine.messages[-1].tool_results()[0].meta.tag == RESTORED_TAG
+
+
+async def test_a_read_too_long_to_keep_whole_comes_back_as_t0_showed_it_with_its_ref():
+    """A read T0 offloaded (its head and tail in view, the rest in the store), then cleared by T1:
+    an edit from memory brings back what T0 showed, never the whole file it never held in view."""
+    big = "\n".join(f"{n:>6}\tdef f{n}(x):  # line {n} of lib.py" for n in range(1, 3_000))  # ~120 kB
+    engine = live_engine()
+    engine.append(person("tidy the library"))
+    engine.append(reply(("r1", "read_file", {"path": "lib.py"})))
+    engine.append(results(("r1", "read_file", big)))
+    assert engine.messages[-1].tool_results()[0].meta.ref  # T0 kept a preview
+    for n in range(60):
+        engine.append(reply((f"c{n}", "bash", {"command": f"make step{n}"})))
+        engine.append(results((f"c{n}", "bash", f"step {n} ok " * 80)))
+        engine.build_request()
+        await engine.maybe_compact()
+    (ghost,) = [g for g in engine.ghosts.by_ref.values() if g.path == "lib.py"]
+    assert engine.store.get(ghost.ref) == big  # the store keeps the whole read
+    engine.append(reply(edit("e1500", 1500)))  # its line was never in view
+    engine.append(results(("e1500", "edit_file", "ok")))
+    result = engine.messages[-1].tool_results()[0]
+    assert result.meta.tag == RESTORED_TAG
+    assert f"recall ref {ghost.ref} for the rest" in result.text
+    assert "def f1(x):" in result.text and "def f2999(x):" in result.text  # head and tail
+    assert len(result.text) < 5_000 < len(big)  # not the whole file

@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
-from agent_cli.context.model import ContextConfig
 from agent_cli.core.persisted import preview
 from agent_cli.core.tags import HOOK_FEEDBACK_TAG, element
 from agent_cli.core.types import Block, Message
@@ -37,6 +37,13 @@ RESTORED_TAG = "restored-read"  # BlockMeta.tag of an edit result carrying a rea
 FILE_TAG = "file"
 NOTE = "your earlier read of this file, cleared from the context and brought back because you edited it; your edits since are above"
 WRITTEN_NOTE = "what you wrote to this file, cleared from the context and brought back because you edited it; your edits since are above"
+
+
+class Configured(Protocol):
+    """What `Limits.of` reads of a ContextConfig (context/model.py, which imports this module's users)."""
+
+    offload_result_chars: int
+    preview_chars: int
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class Limits:
     preview: int = 2_000
 
     @classmethod
-    def of(cls, config: ContextConfig) -> Limits:
+    def of(cls, config: Configured) -> Limits:
         """From a ContextConfig (its `offload_result_chars` and `preview_chars`)."""
         return cls(config.offload_result_chars, config.preview_chars)
 

@@ -44,7 +44,7 @@ from agent_cli.context.offload import (
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.reattach import reattachments
 from agent_cli.context.requests import Requests
-from agent_cli.context.restore import Limits, bring_back
+from agent_cli.context.restore import bring_back
 from agent_cli.context.reuse import Memo
 from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import TokenCounter
@@ -136,8 +136,7 @@ class ContextEngine:
         message = clean_message(message)
         if not self._view and message.role != "user":
             raise ValueError("the first message of the conversation must be from the user")
-        if message.role == "assistant":
-            self._learn(message)
+        unseen = self._learn(message) if message.role == "assistant" else frozenset()
         if message.role == "user" and ingest:
             said = source_injections(self.sources, self._compactions, self.clock())
             pending, self._pending = self._pending + said, []
@@ -145,7 +144,7 @@ class ContextEngine:
             message = merge_injections(message, context, pending)
         raw, message = message, neutral_results(message)  # nothing from outside forges our tags
         found = self.ghosts.take_restores([b.tool_use_id for b in message.tool_results()])
-        message = bring_back(message, found, self.store.get, Limits.of(self.config)) if ingest else message
+        message = bring_back(message, found, self.store.get, self.config) if ingest else message
         if self._view and self._view[-1].role == message.role:
             index = len(self._view) - 1
             self.tokens.invalidate_from(index)
@@ -173,7 +172,7 @@ class ContextEngine:
         logged = message if merged else words_as_kept(message, self._view[index])
         self._observe(logged)
         self._check()
-        misses = self.ghosts.observe(message, self._used(), self._view[:index])
+        misses = self.ghosts.observe(message, self._used(), unseen)
         return Appended(message, compactions, logged, misses)
 
     def _observe(self, message: Message) -> None:
@@ -183,10 +182,11 @@ class ContextEngine:
             except OSError as exc:  # the message is in the view and the log: report, do not fail
                 self.ledger.record_error(f"could not keep {ref} for recall: {exc}")
 
-    def _learn(self, message: Message) -> None:
-        """What this response's calls used of the view (hits.py), before it joins the view."""
+    def _learn(self, message: Message) -> frozenset[str]:
+        """What this response's calls used of the view (hits.py), before it joins the view; its
+        edits made from memory."""
         guesses = self.predictor(self._view, self.ghosts.stats(self.hits.factors()))
-        self.hits.observe(self._view, message, guesses, lambda: self.ghosts.texts(self.store))
+        return self.hits.observe(self._view, message, guesses, lambda: self.ghosts.texts(self.store))
 
     def inject(self, block: Block) -> None:
         """A pending attachment, merged (wrapped in its tag) into the next user message."""

@@ -26,12 +26,11 @@ same appends and compactions), so a resumed session knows what it had learned.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE, SOON, Bet
-from agent_cli.context.hits import shown
 from agent_cli.context.model import Compaction
 from agent_cli.context.restore import Restore
 from agent_cli.context.reuse import ReuseStats, tool_name
@@ -175,9 +174,10 @@ class Ghosts:
         return out
 
     # -- what came back ---------------------------------------------------------------------------
-    def observe(self, message: Message, context: int, view: Sequence[Message] = ()) -> list[Miss]:
-        """The misses in an assistant message's tool calls (each ghost misses once); `view`: what the
-        message answered (an edit whose old text it shows did not need what was cleared)."""
+    def observe(self, message: Message, context: int, unseen: Collection[str] = ()) -> list[Miss]:
+        """The misses in an assistant message's tool calls (each ghost misses once); `unseen`: its
+        edit calls made from memory (hits.py; an edit whose old text was in view did not need what
+        was cleared)."""
         if message.role != "assistant":
             return []
         self.requests += 1
@@ -200,7 +200,7 @@ class Ghosts:
                         break
             elif name in EDIT_TOOLS and (path := _path(use)):
                 reads = [g for g in self.by_ref.values() if g.path == path and not g.stale]
-                if reads and not shown(use.input, view):
+                if reads and use.id in unseen:
                     self.restores[use.id] = [Restore(use.id, g.ref, path, g.key) for g in reads]
                     found.append(self._miss(reads[0], context, "edit", sum(g.tokens for g in reads)))
         self.misses += found

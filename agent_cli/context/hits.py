@@ -49,13 +49,6 @@ def item_texts(view: Sequence[Message]) -> list[tuple[str, str]]:
     return out
 
 
-def shown(use_input: Mapping, view: Sequence[Message]) -> bool:
-    """Whether some item of `view` shows all the old text an edit's input needs (replay's
-    definition of an edit that is not blind); an edit that needs none is shown."""
-    needed = needed_lines(use_input)
-    return not needed or any(all(n in text for n in needed) for _, text in item_texts(view))
-
-
 @dataclass
 class Hits:
     prior_weight: float = 2.0  # the fitted prior counts as this many hits (ContextConfig.hits_prior_weight)
@@ -76,13 +69,15 @@ class Hits:
         message: Message,
         guesses: Mapping[str, Reuse],
         ghost_texts: Callable[[], Sequence[tuple[str, str]]] = list,
-    ) -> None:
+    ) -> frozenset[str]:
         """`message` (an assistant response) answers `view`, where the predictor said `guesses`:
         add what its calls should have used to `expected`, and what its edits did use to `hits`.
-        A need that may come any time (no decay) is spread over as many calls as the view has made."""
+        A need that may come any time (no decay) is spread over as many calls as the view has made.
+        Returns the edit calls made from memory: no item of `view` shows their old text (replay's
+        definition of a blind edit; context/restore.py answers them)."""
         calls = len(message.tool_uses())
         if not calls:
-            return
+            return frozenset()
         made = max(calls, sum(len(m.tool_uses()) for m in view if m.role == "assistant"))
         for guess in guesses.values():
             if guess.cls == "stale" or guess.p <= 0:
@@ -91,16 +86,19 @@ class Hits:
             self.expected[guess.cls] = self.expected.get(guess.cls, 0.0) + guess.p * share
         edits = [u for u in message.tool_uses() if tool_name(u) in EDIT_TOOLS]
         if not edits:
-            return
+            return frozenset()
         texts = item_texts(view)
+        unseen: set[str] = set()
         for use in edits:
             needed = needed_lines(use.input)
             if not needed:
                 continue
             source = next((call for call, text in reversed(texts) if all(n in text for n in needed)), None)
             if source is None:
+                unseen.add(use.id)
                 gone = [(call, LINE_NUMBER.sub("", text)) for call, text in ghost_texts()]
                 source = next((call for call, text in reversed(gone) if all(n in text for n in needed)), None)
             if source is not None and source in guesses:
                 cls = guesses[source].cls
                 self.hits[cls] = self.hits.get(cls, 0) + 1
+        return frozenset(unseen)

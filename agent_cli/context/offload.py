@@ -74,7 +74,7 @@ def offload_results(
         j
         for j, b in enumerate(blocks)
         if b.type == "tool_result" and b.text and not is_persisted(b.text) and b.meta.tag != RESTORED_TAG
-    ]  # a read brought back (restore.py) was kept once already: it comes back whole
+    ]  # a read brought back (restore.py) was cut to T0's limit there already
     for j in candidates:
         if len(blocks[j].text) > config.offload_result_chars:
             offload(j, safe_ref(blocks[j].tool_use_id))

@@ -1,6 +1,6 @@
 """An edit made from memory of a file whose read T1 cleared brings that read back: an automatic recall.
 
-An edit whose old text is nowhere in view (`hits.shown`, replay's definition of a blind edit) of a
+An edit whose old text is nowhere in view (hits.py finds it: replay's definition of a blind edit) of a
 file whose read was cleared shows the model needed the read (a miss: context/ghosts.py), and its
 next edits of that file will need it again — a run of edits of one file is the commonest shape of
 real sessions. Without the read each of them is made blind or costs a `recall` (a whole extra
@@ -39,25 +39,13 @@ NOTE = "your earlier read of this file, cleared from the context and brought bac
 WRITTEN_NOTE = "what you wrote to this file, cleared from the context and brought back because you edited it; your edits since are above"
 
 
-class Configured(Protocol):
-    """What `Limits.of` reads of a ContextConfig (context/model.py, which imports this module's users)."""
+class Sizes(Protocol):
+    """What the restore reads of ContextConfig (context/model.py imports this module's users, so a
+    Protocol): how long a text may come back whole (T0's limit for a result) and how much of a
+    longer one shows."""
 
     offload_result_chars: int
     preview_chars: int
-
-
-@dataclass(frozen=True)
-class Limits:
-    """How long a text may come back whole (ContextConfig.offload_result_chars: T0's limit for a
-    result), and how much of a longer one shows (ContextConfig.preview_chars)."""
-
-    chars: int = 30_000
-    preview: int = 2_000
-
-    @classmethod
-    def of(cls, config: Configured) -> Limits:
-        """From a ContextConfig (its `offload_result_chars` and `preview_chars`)."""
-        return cls(config.offload_result_chars, config.preview_chars)
 
 
 @dataclass(frozen=True)
@@ -82,11 +70,11 @@ class Restore:
 
 
 def bring_back(
-    message: Message, found: Sequence[Restore], stored: Callable[[str], str | None], limits: Limits = Limits()
+    message: Message, found: Sequence[Restore], stored: Callable[[str], str | None], limits: Sizes
 ) -> Message:
     """`message` with each edit result in `found` carrying the reads kept under their refs (`stored`:
     the store's `get`; a read the store cannot give back is left out). A text longer than
-    `limits.chars` comes back as T0 would show it: its head and tail, the rest by `recall`."""
+    `limits.offload_result_chars` comes back as T0 would show it: its head and tail, the rest by `recall`."""
     if not found:
         return message
     texts = [(r, r.text(stored(r.ref))) for r in found]
@@ -99,7 +87,7 @@ def bring_back(
     return replace(message, blocks=tuple(blocks))
 
 
-def restored(block: Block, restores: list[tuple[Restore, str]], limits: Limits = Limits()) -> Block:
+def restored(block: Block, restores: list[tuple[Restore, str]], limits: Sizes) -> Block:
     """The edit result `block` with each read (restore, stored text) appended after it (after a
     PostToolUse hook's feedback too, which stays the program's part with it)."""
     if not restores or block.meta.tag not in ("", HOOK_FEEDBACK_TAG):
@@ -109,13 +97,15 @@ def restored(block: Block, restores: list[tuple[Restore, str]], limits: Limits =
     return replace(block, text=text, meta=replace(block.meta, tag=RESTORED_TAG))
 
 
-def _part(restore: Restore, text: str, limits: Limits) -> str:
+def _part(restore: Restore, text: str, limits: Sizes) -> str:
     note = WRITTEN_NOTE if restore.key else NOTE
-    if len(text) > limits.chars:  # what T0 keeps in view of a result this long (context/offload.py)
+    if (
+        len(text) > limits.offload_result_chars
+    ):  # what T0 keeps in view of a result this long (context/offload.py)
         note += (
             f"; only its head and tail ({len(text):,} chars in all): recall ref {restore.ref} for the rest"
         )
-        text = preview(text, limits.preview)
+        text = preview(text, limits.preview_chars)
     return element(FILE_TAG, text, path=restore.path, ref=restore.ref, note=note)
 
 

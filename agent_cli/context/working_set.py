@@ -9,8 +9,10 @@ Computed from the view alone, by code (no model), so a replayed view gets the sa
   it in the picture (the written content, the edits, partial reads) is superseded. What the picture no
   longer holds is *stale*: superseded reads, text written over, edits before the last whole write or
   whole read. A failed call touches nothing.
-- `named_files`: files named in the latest todo list, in the last failing command's output (a bash
-  result with a non-zero exit) or in given texts (the person's words).
+- `named_files`: files named in the latest todo list (a `TodoWrite`, or the open tasks of Claude
+  Code's `TaskCreate`/`TaskUpdate`), in the last failing command's output (a bash result with a
+  non-zero exit) or in given texts (the person's words). A path is matched with either separator
+  (`src\\x.go` names `C:\\repo\\src\\x.go`: sessions run on Windows too).
 
 What is kept is not decided here: every clear is priced (context/eviction.py) with the probability
 context/reuse.py gives each picture; `WorkingSet` is the outcome T3 and digest leave whole
@@ -30,6 +32,8 @@ READ_TOOLS = frozenset({"read_file", "Read"})
 EDIT_TOOLS = frozenset({"edit_file", "Edit", "MultiEdit"})
 WRITE_TOOLS = frozenset({"write_file", "Write"})
 TODO_TOOLS = frozenset({"todo_write", "todo", "TodoWrite"})
+TASK_CREATE, TASK_UPDATE = "TaskCreate", "TaskUpdate"  # Claude Code's task list, one task per call
+TASK_CLOSED = frozenset({"completed", "deleted"})
 BASH_TOOLS = frozenset({"bash", "Bash"})
 SUPERSEDED_KEYS = frozenset({"old_string"})  # an applied edit's old text is no longer in the file
 UNCHANGED_PREFIX = "unchanged since "  # read_file's answer to a re-read still in view (tools/read.py)
@@ -37,7 +41,8 @@ WHOLE = 10**9  # a read without a limit covers the file (as far as the tool show
 DIGEST_TAG = "tool-digest"  # one line per folded call (tiers/collapse.py)
 COARSE_TAG = "tool-digest-coarse"  # one line for many folded calls (tiers/coarsen.py)
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|\[exit )(-?\d+)", re.IGNORECASE)
-_PATHISH = re.compile(r"[\w./-]*\w\.\w{1,8}")
+_PATHISH = re.compile(r"[\w./\\-]*\w\.\w{1,8}")
+_TASK_NUMBER = re.compile(r"Task #(\d+)")
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,7 @@ def named_files(view: Sequence[Message], paths: Sequence[str], extra: Sequence[s
     )
     if todo is not None:
         texts.append(str(todo.input))
+    texts += open_tasks(view)
     for message in reversed(view):
         results = [
             b
@@ -163,11 +169,37 @@ def named_files(view: Sequence[Message], paths: Sequence[str], extra: Sequence[s
             if last.is_error or (found and found.group(1) != "0"):
                 texts.append(last.text)
             break
-    mentioned = {m.group(0).lstrip("./") for text in texts for m in _PATHISH.finditer(text)}
+    mentioned = {_slashed(m.group(0)).lstrip("./") for text in texts for m in _PATHISH.finditer(text)}
     return [p for p in paths if any(len(m) > 3 and _same_file(p, m) for m in mentioned)]
 
 
+def open_tasks(view: Sequence[Message]) -> list[str]:
+    """What the open tasks of Claude Code's task list say (`TaskCreate`'s subject and description,
+    as `TaskUpdate` left them; a completed or deleted task is closed). A task's number is the one
+    its creation's result gives ("Task #3 created"), else its place in the order of creation."""
+    results = {b.tool_use_id: b.text for m in view if m.role == "user" for b in m.tool_results()}
+    tasks: dict[str, dict] = {}
+    for message in view:
+        for use in message.tool_uses() if message.role == "assistant" else ():
+            name = _name(use)
+            if name == TASK_CREATE:
+                found = _TASK_NUMBER.search(results.get(use.id, ""))
+                tasks[found.group(1) if found else str(len(tasks) + 1)] = dict(use.input)
+            elif name == TASK_UPDATE and str(use.input.get("taskId", "")) in tasks:
+                tasks[str(use.input["taskId"])].update(use.input)
+    return [
+        f"{task.get('subject', '')}\n{task.get('description', '')}"
+        for task in tasks.values()
+        if task.get("status") not in TASK_CLOSED
+    ]
+
+
+def _slashed(path: str) -> str:
+    return path.replace("\\", "/")
+
+
 def _same_file(path: str, mentioned: str) -> bool:
-    """`/repo/tests/x.py` and `tests/x.py` (or `x.py` and `tests/x.py`) name the same file."""
-    path = path.lstrip("./")
+    """`/repo/tests/x.py` and `tests/x.py` (or `x.py` and `tests/x.py`) name the same file; so do
+    `C:\\repo\\tests\\x.py` and `tests/x.py`."""
+    path = _slashed(path).lstrip("./")
     return path == mentioned or path.endswith("/" + mentioned) or mentioned.endswith("/" + path)

@@ -80,3 +80,12 @@ def test_a_long_path_keeps_its_file_name_in_labels_and_summaries():
     assert tool_target({"command": "x" * 100}).startswith("xxx")  # a command keeps its head
     lines = [f"- Edit {tool_target({'file_path': path})} → ok (output cleared, ref r1)"] * 2
     assert "on hooks_controller.ex;" in summary_line(lines, "calls-1")
+
+
+def test_a_windows_path_keeps_its_file_name_in_summaries():
+    from agent_cli.context.tiers.coarsen import summary_line
+    from agent_cli.context.tiers.selection import tool_target
+
+    path = "C:\\Users\\someone\\src\\handlers\\session_state.go"
+    lines = [f"- Read {tool_target({'file_path': path})} → ok (output cleared, ref r1)"] * 2
+    assert "on session_state.go;" in summary_line(lines, "calls-1")

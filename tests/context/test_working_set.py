@@ -79,6 +79,37 @@ def test_a_file_named_x_py_is_not_ax_py():
     assert named_files(view, ["src/ax.py", "src/x.py"], ["fix x.py please"]) == ["src/x.py"]
 
 
+def test_a_windows_path_is_named_with_either_separator():
+    path = "C:\\repo\\src\\x.go"
+    view = [person("look")] + call("r1", "read_file", path=path)
+    view += call("r2", "read_file", path="C:\\repo\\src\\ax.go")
+    for words in ("fix src\\x.go please", "fix src/x.go please", "fix x.go please"):
+        assert named_files(view, [path, "C:\\repo\\src\\ax.go"], [words]) == [path], words
+
+
+def test_claude_codes_open_tasks_name_files_and_a_completed_task_no_longer_does():
+    def task(tid: str, name: str, answer: str, **inp) -> list:
+        return [asst("", (tid, name, inp)), results((tid, name, answer))]
+
+    view = [person("build it")] + call("r1", "read_file", path="/w/src/tree.ts")
+    view += call("r2", "read_file", path="/w/src/view.tsx")
+    view += task("c1", "TaskCreate", "Task #1 created successfully: deps", subject="Install deps")
+    view += task(
+        "c2",
+        "TaskCreate",
+        "Task #2 created successfully: tree",
+        subject="Tree",
+        description="Create src/tree.ts",
+    )
+    view += task("c3", "TaskCreate", "Task #3 created successfully: view", subject="Update view.tsx")
+    paths = ["/w/src/tree.ts", "/w/src/view.tsx"]
+    assert named_files(view, paths) == paths
+    view += task("u1", "TaskUpdate", "Updated task #2 status", taskId="2", status="completed")
+    assert named_files(view, paths) == ["/w/src/view.tsx"]
+    view += task("u2", "TaskUpdate", "Updated task #3", taskId="3", subject="Polish the header")
+    assert named_files(view, paths) == []  # the task no longer names the file
+
+
 def test_an_unchanged_since_answer_does_not_make_the_read_it_points_to_stale():
     view = session()
     view += [

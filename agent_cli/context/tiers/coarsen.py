@@ -19,16 +19,18 @@ set's recent calls (collapse.KEEP_CALLS) is summarized.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from pathlib import PurePosixPath, PureWindowsPath
 
 from agent_cli.context.tiers.markers import make_ref
 from agent_cli.context.working_set import COARSE_TAG, DIGEST_TAG, calls_in, coarse_count
 from agent_cli.core.types import Block, Message
 
 MAX_FILES = 4
+_WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")  # a drive letter or a UNC share
 
 
 @dataclass
@@ -45,11 +47,16 @@ def _parse(line: str) -> tuple[str, str]:
     return tool, target
 
 
+def _file_name(path: str) -> str:
+    """The last part of a path; a Windows path (`C:\\...`) splits at either separator."""
+    return (PureWindowsPath if _WINDOWS_PATH.match(path) else PurePosixPath)(path).name
+
+
 def _file_label(target: str) -> str:
     first = target.split(" lines ", 1)[0].split()[0] if target.split() else ""
-    if "/" not in first and "." not in first:
+    if "/" not in first and "." not in first and not _WINDOWS_PATH.match(first):
         return ""
-    return PurePosixPath(first.rstrip(".")).name
+    return _file_name(first.rstrip("."))
 
 
 def summary_line(lines: Sequence[str], ref: str) -> str:
@@ -69,7 +76,7 @@ def summary_line(lines: Sequence[str], ref: str) -> str:
 
 
 def _names_working_file(line: str, working_files: Sequence[str]) -> bool:
-    names = [PurePosixPath(p).name for p in working_files if p]
+    names = [_file_name(p) for p in working_files if p]
     return any(name and name in line for name in names)
 
 

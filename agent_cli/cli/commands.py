@@ -296,7 +296,7 @@ def typer_app():
         policy: str = typer.Option(
             "default",
             "--policy",
-            help="default | oracle | api-clear | api-compact | default+subtask | none | claude-code | masking.",
+            help="default | oracle | api-clear | api-compact | default+subtask | none | claude-code | masking | recorded.",
         ),
         budget_tokens: int | None = typer.Option(
             None, "--budget-tokens", metavar="N", help="Context budget in tokens."

@@ -75,6 +75,14 @@ class Requests:
             counts.append(counter.scale(counter.raw_message(ask)))
         return self._assemble(view, model, counts, max_tokens, previous)
 
+    def of(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
+        """A request for a view that is not the engine's, assembled like the engine's own (replay's
+        `--policy recorded` sends a recorded agent's own contexts through it); the engine learns
+        nothing from it."""
+        counter = self.tokens.counter
+        counts = [counter.scale(counter.raw_message(m)) for m in view]
+        return self._assemble(list(view), model, counts, max_tokens, previous_request_end(view))
+
     def probe(self, model: ModelInfo, stand_in: Message) -> Request:
         """System and tools with `stand_in` as the only message: for a provider to count the prefix."""
         counter = self.tokens.counter

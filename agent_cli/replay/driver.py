@@ -54,8 +54,12 @@ POLICIES = (
     "none",
     "claude-code",
     "masking",
+    "recorded",
 )
-CONTEXT_POLICY = {"oracle": "default"}  # replay policies that run a context policy with something more
+# replay policies that run a context policy with something more (or instead: `recorded` sends the
+# contexts the recorded agent really sent, its own compactions applied, through the same simulator:
+# how far the replay's count and cache are from what the recorded agent was billed)
+CONTEXT_POLICY = {"oracle": "default", "recorded": "none"}
 
 
 class ReplayError(AgentError):
@@ -252,18 +256,24 @@ async def _run(
     orphan_uses = orphan_results = over_budget = 0
     warnings: list[str] = list(transcript.warnings)
     probe = FidelityProbe(transcript)
+    ingest = policy_name != "recorded"  # T0 offloads what it takes in; the recorded contexts are as sent
     cursor = 0
     for recorded in transcript.requests:
         for message in transcript.messages[cursor : recorded.position]:
             clock.now = max(clock.now, _time_of(message, recorded.timestamp))
-            compactions += engine.append(message, ingest=True).compactions
+            compactions += engine.append(message, ingest=ingest).compactions
         clock.now = max(clock.now, recorded.timestamp)
         compactions += await engine.maybe_compact()
-        request = engine.build_request()
+        if policy_name == "recorded":
+            request = engine.requests.of(transcript.recorded_context(recorded), model, _reserved)
+        else:
+            request = engine.build_request()
         segments = request_segments(request, counter, memo)
         tokens = sum(s.tokens for s in segments)
         tries = 0
-        while tokens > model.context_window and tries < config.emergency_retries:
+        while (
+            tokens > model.context_window and tries < config.emergency_retries and policy_name != "recorded"
+        ):
             tries += 1  # the API would answer "prompt is too long": the engine's T5 runs
             overflow = ContextOverflowError(
                 kind="context_overflow",
@@ -293,7 +303,7 @@ async def _run(
         for warning in engine.observe(request, cached.usage(output)):
             if warning not in warnings:
                 warnings.append(warning)
-        engine.append(transcript.messages[recorded.position], ingest=True)
+        engine.append(transcript.messages[recorded.position], ingest=ingest)
         cursor = recorded.position + 1
     if sim.too_many_breakpoints:
         warnings.append(f"{sim.too_many_breakpoints} request(s) carried more than 4 cache breakpoints")

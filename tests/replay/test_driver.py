@@ -75,10 +75,46 @@ def test_tool_heavy_session_reads_each_previous_request_from_the_cache():
     assert result.tokens.output == 212
 
 
-@pytest.mark.parametrize("policy", ["none", "claude-code", "masking"])
+@pytest.mark.parametrize("policy", ["none", "claude-code", "masking", "recorded"])
 def test_every_policy_replays_the_small_session_validly(policy):
     result = replay(shared("tool_heavy.jsonl"), policy=policy)
     assert result.policy == policy and result.requests == 4 and result.integrity.ok
+
+
+def _compacted_session(tmp_path: Path) -> Path:
+    """A large command output, then Claude Code's own compaction (boundary, summary), then one turn."""
+    s = SessionWriter()
+    s.user("run the suite", 0)
+    output = "".join(f"tests/test_{i}.py::test_case_{i} FAILED\n" for i in range(1_000))  # ~40k chars
+    s.tool_turn("Bash", {"command": "pytest -q"}, output, at=10, read=11_000, write=2_000)
+    s.response([{"type": "text", "text": "It fails."}], at=20, read=13_000, write=10_000)
+    s.lines.append(
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b-1", "timestamp": s._stamp(30),
+         "compactMetadata": {"trigger": "manual", "preTokens": 23_000}}
+    )  # fmt: skip
+    summary = "This session is being continued from a previous conversation. Summary: the suite fails."
+    s.lines.append(
+        {"type": "user", "uuid": "s-1", "timestamp": s._stamp(31), "isCompactSummary": True,
+         "message": {"role": "user", "content": summary}}
+    )  # fmt: skip
+    s.user("go on", 40)
+    s.response([{"type": "text", "text": "Fixed."}], at=50, read=11_000, write=600)
+    return s.write(tmp_path / "compacted.jsonl")
+
+
+def test_recorded_replays_what_claude_code_sent_its_large_output_whole_and_its_compaction(tmp_path: Path):
+    path = _compacted_session(tmp_path)
+    ours = replay(path, policy="none")  # our engine: T0 offloads the 40k-char output at ingest
+    dump = tmp_path / "sent.jsonl"
+    theirs = replay(path, policy="recorded", dump_requests=dump)
+    assert theirs.policy == "recorded" and theirs.integrity.ok
+    assert theirs.compactions == () and [c.tier for c in ours.compactions] == ["T0"]
+    assert theirs.context_tokens[1] > ours.context_tokens[1] + 5_000  # the output went whole
+    sent = [json.loads(line) for line in dump.read_text().splitlines()]
+    last = sent[-1]["messages"]
+    assert len(last) == 1 and last[0]["content"][0]["text"].startswith("This session is being continued")
+    assert theirs.context_tokens[2] < theirs.context_tokens[1] - 8_000  # Claude Code's own compaction
+    assert ours.context_tokens[2] > ours.context_tokens[1]  # ours, unmanaged, kept everything
 
 
 def _long_gap_session(tmp_path: Path) -> Path:

@@ -40,14 +40,16 @@ SECTIONS = (
     "## User Preferences",
 )
 TRUNCATED = "\n\n[note cut to its size cap]"
-CACHE_READ, CACHE_WRITE = 0.1, 1.25  # weights of cached input (of uncached input = 1)
+CACHE_READ, CACHE_WRITE, CACHE_WRITE_1H = 0.1, 1.25, 2.0  # weights of cached input (uncached = 1)
 TAIL_TOKENS = 1_000  # what an update writes to the cache past the last request's prefix, about
 
 
 def weighted_input(usage: Usage) -> float:
+    hour = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
     return (
         usage.input_tokens
-        + CACHE_WRITE * usage.cache_creation_input_tokens
+        + CACHE_WRITE * (usage.cache_creation_input_tokens - hour)
+        + CACHE_WRITE_1H * hour
         + CACHE_READ * usage.cache_read_input_tokens
     )
 

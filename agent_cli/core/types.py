@@ -281,6 +281,7 @@ class Usage:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0  # of the cache writes, those kept an hour (priced higher)
 
     @property
     def total_input(self) -> int:
@@ -293,24 +294,34 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
         )
 
     def to_json(self) -> dict[str, int]:
-        return {
+        out = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
         }
+        if self.cache_creation_1h_input_tokens:
+            out["cache_creation_1h_input_tokens"] = self.cache_creation_1h_input_tokens
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Usage:
+        """Our own form, or the API's (whose `cache_creation` splits the writes by TTL)."""
         data = data or {}
+        split = data.get("cache_creation")
+        hour = data.get("cache_creation_1h_input_tokens")
+        if hour is None and isinstance(split, dict):
+            hour = split.get("ephemeral_1h_input_tokens")
         return cls(
             int(data.get("input_tokens") or 0),
             int(data.get("output_tokens") or 0),
             int(data.get("cache_read_input_tokens") or 0),
             int(data.get("cache_creation_input_tokens") or 0),
+            int(hour or 0),
         )
 
 
@@ -321,15 +332,18 @@ class ModelInfo:
     max_output_tokens: int = 32_000
     input_price: float = 2.0  # USD per million uncached input tokens
     output_price: float = 10.0
-    cache_write_multiplier: float = 1.25
+    cache_write_multiplier: float = 1.25  # a cache write kept 5 minutes
+    cache_write_1h_multiplier: float = 2.0  # a cache write kept an hour (`cache_ttl = "1h"`)
     cache_read_multiplier: float = 0.1
     cache_min_tokens: int = 1024
 
     def cost(self, usage: Usage) -> float:
         per = self.input_price / 1_000_000
+        hour = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
         return (
             usage.input_tokens * per
-            + usage.cache_creation_input_tokens * per * self.cache_write_multiplier
+            + (usage.cache_creation_input_tokens - hour) * per * self.cache_write_multiplier
+            + hour * per * self.cache_write_1h_multiplier
             + usage.cache_read_input_tokens * per * self.cache_read_multiplier
             + usage.output_tokens * self.output_price / 1_000_000
         )

@@ -216,11 +216,13 @@ class _Turn:
         kind = getattr(raw, "type", "")
         if kind == "message_start":
             u = raw.message.usage
+            split = getattr(u, "cache_creation", None)  # the writes by TTL (newer APIs)
             self.usage = Usage(
                 int(u.input_tokens or 0),
                 int(u.output_tokens or 0),
                 int(u.cache_read_input_tokens or 0),
                 int(u.cache_creation_input_tokens or 0),
+                int(getattr(split, "ephemeral_1h_input_tokens", 0) or 0),
             )
             return [StreamUsage(self.usage)]
         if kind == "content_block_start":
@@ -321,4 +323,5 @@ def _merge_usage(usage: Usage, delta: Any) -> Usage:
         pick("output_tokens", usage.output_tokens),
         pick("cache_read_input_tokens", usage.cache_read_input_tokens),
         pick("cache_creation_input_tokens", usage.cache_creation_input_tokens),
+        usage.cache_creation_1h_input_tokens,
     )

@@ -30,6 +30,7 @@ _KEYS: dict[str, str | None] = {
     "input_price": "input_price",
     "output_price": "output_price",
     "cache_write": "cache_write_multiplier",
+    "cache_write_1h": "cache_write_1h_multiplier",
     "cache_read": "cache_read_multiplier",
     "cache_min_tokens": "cache_min_tokens",
     "prompt_cache": None,

@@ -9,7 +9,8 @@ boundaries before each (the API's automatic look-back). An entry lives `ttl` sec
 cache minimum is never written.
 
 Per request: `cache_read` = tokens of the matched prefix; `cache_write` = tokens from the match to
-the last cacheable breakpoint; `uncached` = the rest.
+the last cacheable breakpoint (`cache_write_1h` of them: the spans a `"ttl": "1h"` breakpoint ends,
+priced 2x rather than 1.25x); `uncached` = the rest.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class CacheResult:
     uncached: int
     breakpoints: int = 0
     matched_blocks: int = 0  # blocks covered by the read (0 on a miss)
+    cache_write_1h: int = 0  # of `cache_write`, what a breakpoint marked `"ttl": "1h"` ends
 
     @property
     def total(self) -> int:
@@ -57,6 +59,7 @@ class CacheResult:
             output_tokens=output_tokens,
             cache_read_input_tokens=self.cache_read,
             cache_creation_input_tokens=self.cache_write,
+            cache_creation_1h_input_tokens=self.cache_write_1h,
         )
 
 
@@ -115,6 +118,12 @@ class CacheSimulator:
         cacheable = [p for p in breakpoints if cumulative[p] >= self.min_tokens]
         last = cacheable[-1] if cacheable else -1
         write = cumulative[last] - read if last > hit else 0
+        hour, start = 0, read  # each written span is kept as long as the breakpoint that ends it says
+        for point in cacheable:
+            if point > hit:
+                if segments[point].ttl >= TTL_1H:
+                    hour += cumulative[point] - start
+                start = cumulative[point]
         for point in cacheable:
             entry = self._entries.get(prefixes[point])
             if entry is not None and entry.alive(now):
@@ -127,6 +136,7 @@ class CacheSimulator:
             uncached=total - read - write,
             breakpoints=len(breakpoints),
             matched_blocks=hit + 1,
+            cache_write_1h=hour,
         )
 
 

@@ -221,6 +221,10 @@ async def _run(
     from agent_cli.context.engine import ContextEngine
     from agent_cli.context.policy import make_policy
 
+    if policy_name == "recorded" and any(
+        r.usage and r.usage.cache_creation_1h_input_tokens for r in transcript.requests
+    ):
+        config = replace(config, cache_ttl="1h")  # the recorded agent kept its cache an hour
     calibration = calibrate(transcript, model.name)
     counter = TokenCounter(model.name, factor=calibration.factor)
     overhead, errors = calibration.overhead, calibration.errors
@@ -358,6 +362,7 @@ def _scaled(usage: Usage, scale: float) -> Usage:
         usage.output_tokens,
         round(usage.cache_read_input_tokens * scale),
         round(usage.cache_creation_input_tokens * scale),
+        round(usage.cache_creation_1h_input_tokens * scale),
     )
 
 
@@ -367,4 +372,5 @@ def _add(totals: TokenTotals, usage: Usage) -> TokenTotals:
         cache_write=totals.cache_write + usage.cache_creation_input_tokens,
         cache_read=totals.cache_read + usage.cache_read_input_tokens,
         output=totals.output + usage.output_tokens,
+        cache_write_1h=totals.cache_write_1h + usage.cache_creation_1h_input_tokens,
     )

@@ -13,12 +13,19 @@ from rich.table import Table
 from agent_cli.replay.claude_code import Transcript
 from agent_cli.replay.fidelity import Fidelity
 
-WEIGHTS = {"uncached": 100, "write": 125, "read": 10}  # per 100 input tokens: 1, 1.25, 0.1
+WEIGHTS = {"uncached": 100, "write": 125, "write_1h": 200, "read": 10}  # per 100 input tokens
 
 
-def weighted_input(uncached: int, cache_write: int, cache_read: int) -> int:
-    """Input cost in uncached-token units (write 1.25x, read 0.1x), rounded down (exact integers)."""
-    total = uncached * WEIGHTS["uncached"] + cache_write * WEIGHTS["write"] + cache_read * WEIGHTS["read"]
+def weighted_input(uncached: int, cache_write: int, cache_read: int, cache_write_1h: int = 0) -> int:
+    """Input cost in uncached-token units (a write 1.25x, or 2x for the part of `cache_write` kept an
+    hour, `cache_write_1h`; a read 0.1x), rounded down (exact integers)."""
+    hour = min(cache_write_1h, cache_write)
+    total = (
+        uncached * WEIGHTS["uncached"]
+        + (cache_write - hour) * WEIGHTS["write"]
+        + hour * WEIGHTS["write_1h"]
+        + cache_read * WEIGHTS["read"]
+    )
     return total // 100
 
 
@@ -39,22 +46,26 @@ class TokenTotals:
     cache_write: int = 0
     cache_read: int = 0
     output: int = 0
+    cache_write_1h: int = 0  # of `cache_write`, the part kept an hour
 
     @property
     def weighted_input(self) -> int:
-        return weighted_input(self.uncached_input, self.cache_write, self.cache_read)
+        return weighted_input(self.uncached_input, self.cache_write, self.cache_read, self.cache_write_1h)
 
     @property
     def total_input(self) -> int:
         return self.uncached_input + self.cache_write + self.cache_read
 
     def to_json(self) -> dict[str, int]:
-        return {
+        out = {
             "uncached_input": self.uncached_input,
             "cache_write": self.cache_write,
             "cache_read": self.cache_read,
             "output": self.output,
         }
+        if self.cache_write_1h:
+            out["cache_write_1h"] = self.cache_write_1h
+        return out
 
 
 @dataclass(frozen=True)
@@ -84,15 +95,19 @@ class Reference:
     cache_write: int
     peak_context_tokens: int
     requests: int
+    cache_write_1h: int = 0  # of `cache_write`, the part kept an hour (Claude Code's `1h` cache)
 
     def to_json(self) -> dict[str, int]:
-        return {
+        out = {
             "weighted_input": self.weighted_input,
             "cache_read": self.cache_read,
             "cache_write": self.cache_write,
             "peak_context_tokens": self.peak_context_tokens,
             "requests": self.requests,
         }
+        if self.cache_write_1h:
+            out["cache_write_1h"] = self.cache_write_1h
+        return out
 
 
 def reference(transcript: Transcript) -> Reference | None:
@@ -102,13 +117,15 @@ def reference(transcript: Transcript) -> Reference | None:
         return None
     uncached = sum(u.input_tokens for u in known)
     write = sum(u.cache_creation_input_tokens for u in known)
+    hour = sum(u.cache_creation_1h_input_tokens for u in known)
     read = sum(u.cache_read_input_tokens for u in known)
     return Reference(
-        weighted_input=weighted_input(uncached, write, read),
+        weighted_input=weighted_input(uncached, write, read, hour),
         cache_read=read,
         cache_write=write,
         peak_context_tokens=max(u.total_input for u in known),
         requests=len(known),
+        cache_write_1h=hour,
     )
 
 

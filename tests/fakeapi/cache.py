@@ -37,6 +37,7 @@ class CacheUsage:
     input_tokens: int
     cache_read_input_tokens: int
     cache_creation_input_tokens: int
+    cache_creation_1h_input_tokens: int = 0  # what a breakpoint with "ttl": "1h" ends
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ class PromptCache:
         if read_at >= 0:
             _, ttl = self._entries[segments[read_at].key]
             self._entries[segments[read_at].key] = (now + ttl, ttl)
-        created = 0
+        created = hour = 0
+        start = read
         for bp in breakpoints:
             segment = segments[bp]
             if segment.ttl is None or segment.tokens < self._min_tokens:
@@ -79,8 +81,11 @@ class PromptCache:
             self._entries[segment.key] = (now + segment.ttl, segment.ttl)
             if bp > read_at:
                 created = segment.tokens - read
+                if segment.ttl >= 3600:  # the span this breakpoint ends is kept an hour
+                    hour += segment.tokens - start
+                start = segment.tokens
         total = max(total_tokens, segments[-1].tokens if segments else 0)
-        return CacheUsage(max(0, total - read - created), read, created)
+        return CacheUsage(max(0, total - read - created), read, created, min(hour, created))
 
 
 def estimate_tokens(chars: int) -> int:

@@ -139,6 +139,11 @@ class _Handler(FakeHandler):
             "input_tokens": cached.input_tokens,
             "cache_creation_input_tokens": cached.cache_creation_input_tokens,
             "cache_read_input_tokens": cached.cache_read_input_tokens,
+            "cache_creation": {  # the writes by TTL, as the API reports them
+                "ephemeral_5m_input_tokens": cached.cache_creation_input_tokens
+                - cached.cache_creation_1h_input_tokens,
+                "ephemeral_1h_input_tokens": cached.cache_creation_1h_input_tokens,
+            },
         }
         blocks = [self._content(b) for b in reply.blocks]
         output_tokens = reply.output_tokens or max(1, estimate_tokens(len(json.dumps(blocks))))

@@ -150,6 +150,28 @@ async def test_usage_reports_cache_fields(fake_anthropic):
     assert done.usage.total_input > done.usage.cache_read_input_tokens
 
 
+async def test_a_write_kept_an_hour_is_reported_and_priced_as_such(fake_anthropic):
+    from agent_cli.core.types import ModelInfo
+
+    hour = {"type": "ephemeral", "ttl": "1h"}
+    system = [{"type": "text", "text": "S" * 2000, "cache_control": hour}]
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "T" * 4000, "cache_control": {"type": "ephemeral"}}],
+        }
+    ]
+    events = await run(make(fake_anthropic), Request(model="m", system=system, messages=messages))
+    done = done_of(events)
+    written, kept = done.usage.cache_creation_input_tokens, done.usage.cache_creation_1h_input_tokens
+    assert 0 < kept < written  # the system prompt an hour, the message five minutes
+    info = ModelInfo("m", input_price=1.0, output_price=0.0)
+    per = 1 / 1_000_000
+    assert info.cost(done.usage) == pytest.approx(
+        done.usage.input_tokens * per + (written - kept) * 1.25 * per + kept * 2.0 * per
+    )
+
+
 async def test_complete_and_count_tokens(fake_anthropic):
     fake_anthropic.push(text("summary"))
     provider = make(fake_anthropic)

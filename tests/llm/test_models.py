@@ -78,3 +78,17 @@ def test_a_configured_window_is_used_and_said_in_the_warning():
 def test_a_bad_user_table_is_a_config_error_naming_it(table, message):
     with pytest.raises(ConfigError, match=message):
         registry({"m": table})
+
+
+def test_a_cache_write_kept_an_hour_costs_twice_the_input_price():
+    from agent_cli.core.types import ModelInfo
+
+    info = ModelInfo("m", input_price=1.0, output_price=0.0)  # USD per million
+    api = {"input_tokens": 0, "cache_creation_input_tokens": 1_000_000, "cache_read_input_tokens": 0,
+           "cache_creation": {"ephemeral_5m_input_tokens": 400_000, "ephemeral_1h_input_tokens": 600_000}}  # fmt: skip
+    usage = Usage.from_json(api)
+    assert usage.cache_creation_1h_input_tokens == 600_000
+    assert info.cost(usage) == pytest.approx(0.4 * 1.25 + 0.6 * 2.0)
+    assert Usage.from_json(usage.to_json()) == usage  # our log keeps the split
+    assert (usage + usage).cache_creation_1h_input_tokens == 1_200_000
+    assert "cache_creation_1h_input_tokens" not in Usage(1, 2, 3, 4).to_json()  # old logs unchanged

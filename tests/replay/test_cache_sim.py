@@ -73,6 +73,15 @@ def test_one_hour_ttl():
     assert reads(sim.request([bp(S), bp(U1)], now=1800 + 3601)) == (0, 150, 0)
 
 
+def test_what_a_one_hour_breakpoint_ends_is_written_for_an_hour():
+    sim = CacheSimulator()
+    first = sim.request([bp(S, TTL_1H), bp(U1)], now=0)  # the system prompt an hour, the rest 5 min
+    assert (first.cache_write, first.cache_write_1h) == (150, 100)
+    assert first.usage().cache_creation_1h_input_tokens == 100
+    later = sim.request([bp(S, TTL_1H), bp(U1), bp(A1)], now=10)
+    assert (later.cache_read, later.cache_write, later.cache_write_1h) == (150, 30, 0)
+
+
 def test_lookback_finds_an_entry_up_to_20_blocks_before_a_breakpoint():
     blocks = [seg(f"b{i}", 10) for i in range(60)]
     sim = CacheSimulator()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,25 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def test_weighted_input_is_exact_and_rounds_down():
     assert weighted_input(3, 1000, 5000) == 3 + 1250 + 500
     assert weighted_input(1, 1, 1) == 2  # 2.35 -> 2
+
+
+def test_a_write_kept_an_hour_costs_twice_the_input_not_a_quarter_more(tmp_path: Path):
+    assert weighted_input(0, 1000, 0, cache_write_1h=400) == 600 * 1.25 + 400 * 2
+    # Claude Code's usage splits its writes by TTL; the reference prices each part as billed
+    usage = {"input_tokens": 3, "cache_read_input_tokens": 10_000, "cache_creation_input_tokens": 2_000,
+             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 2_000},
+             "output_tokens": 5}  # fmt: skip
+    line = {"type": "assistant", "uuid": "u1", "timestamp": "2026-02-10T10:00:00Z",
+            "message": {"id": "m1", "model": "claude-opus-4-6", "role": "assistant",
+                        "content": [{"type": "text", "text": "ok"}], "usage": usage}}  # fmt: skip
+    prompt = {"type": "user", "uuid": "u0", "timestamp": "2026-02-10T09:59:59Z",
+              "message": {"role": "user", "content": "hi"}}  # fmt: skip
+    path = tmp_path / "hour.jsonl"
+    path.write_text(json.dumps(prompt) + "\n" + json.dumps(line) + "\n")
+    ref = reference(load_claude_code(path))
+    assert ref is not None and ref.cache_write_1h == 2_000
+    assert ref.weighted_input == 3 + 2 * 2_000 + 1_000  # not 3 + 2,500 + 1,000
+    assert ref.to_json()["cache_write_1h"] == 2_000
 
 
 def test_reference_counts_each_response_once():

@@ -238,8 +238,9 @@ def test_render_table_shows_ours_next_to_the_recorded_numbers():
     render_table(result, Console(file=out, width=120, color_system=None))
     text = out.getvalue()
     assert "weighted input" in text and "recorded (Claude Code)" in text
-    assert f"{result.weighted_input:,}" in text and "30,997" in text
-    assert f"{result.weighted_input / 30_997:.2f}x" in text
+    # the recorded session kept its cache an hour: its 17,696 written tokens cost 2x, not 1.25x
+    assert f"{result.weighted_input:,}" in text and "44,269" in text
+    assert f"{result.weighted_input / 44_269:.2f}x" in text
     json.dumps(result.to_json())  # serializable
 
 

@@ -45,10 +45,10 @@ TAIL_TOKENS = 1_000  # what an update writes to the cache past the last request'
 
 
 def weighted_input(usage: Usage) -> float:
-    hour = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
+    minutes, hour = usage.writes_by_ttl
     return (
         usage.input_tokens
-        + CACHE_WRITE * (usage.cache_creation_input_tokens - hour)
+        + CACHE_WRITE * minutes
         + CACHE_WRITE_1H * hour
         + CACHE_READ * usage.cache_read_input_tokens
     )

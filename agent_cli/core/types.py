@@ -288,6 +288,12 @@ class Usage:
         """Everything the model read: uncached + cache write + cache read."""
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
+    @property
+    def writes_by_ttl(self) -> tuple[int, int]:
+        """(cache writes kept 5 minutes, those kept an hour): each is priced differently."""
+        hour = min(self.cache_creation_1h_input_tokens, self.cache_creation_input_tokens)
+        return self.cache_creation_input_tokens - hour, hour
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
@@ -310,11 +316,9 @@ class Usage:
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Usage:
-        """Our own form, or the API's (whose `cache_creation` splits the writes by TTL)."""
-        data = data or {}
-        split = data.get("cache_creation")
+        data = data or {}  # our own form, or the API's (its `cache_creation` splits the writes by TTL)
         hour = data.get("cache_creation_1h_input_tokens")
-        if hour is None and isinstance(split, dict):
+        if hour is None and isinstance(split := data.get("cache_creation"), dict):
             hour = split.get("ephemeral_1h_input_tokens")
         return cls(
             int(data.get("input_tokens") or 0),
@@ -339,10 +343,10 @@ class ModelInfo:
 
     def cost(self, usage: Usage) -> float:
         per = self.input_price / 1_000_000
-        hour = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
+        minutes, hour = usage.writes_by_ttl
         return (
             usage.input_tokens * per
-            + (usage.cache_creation_input_tokens - hour) * per * self.cache_write_multiplier
+            + minutes * per * self.cache_write_multiplier
             + hour * per * self.cache_write_1h_multiplier
             + usage.cache_read_input_tokens * per * self.cache_read_multiplier
             + usage.output_tokens * self.output_price / 1_000_000

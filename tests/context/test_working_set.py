@@ -142,7 +142,8 @@ def test_the_predictor_values_a_file_being_edited_above_finished_work_and_stale_
     assert (
         guess["a2"].cls == "editing" and guess["a2"].p == HAZARD["editing"].prior
     )  # the last call edited it
-    assert guess["b1"].cls == "whole" and guess["b1"].p > guess["old0"].p  # younger: likelier
+    assert guess["b1"].cls == "queued"  # read after a.py in the same run of reads: its turn comes next
+    assert guess["old0"].cls == "whole" and guess["b1"].p > guess["old0"].p
     assert guess["old0"].age > guess["b1"].age
     assert guess["e1"].cls == "patch"
 
@@ -173,6 +174,27 @@ def test_the_files_read_with_a_file_just_edited_count_as_touched_with_it():
     view += call("e", "edit_file", path="p.py", old_string="p.py line 3", new_string="y")
     after = predict(view)["r2"]
     assert after.age < before.age and after.p > before.p
+
+
+def test_reads_waiting_their_turn_in_a_run_edited_in_read_order_are_queued():
+    """Five reads one after another, then edits in the order they were read: the reads after the
+    last one edited wait their turn (`queued`, aged from that edit, not from their read); an edit out
+    of order says the run was not a queue."""
+    view = [person("fix the modules")]
+    for n in range(5):
+        view += call(f"r{n}", "read_file", path=f"m{n}.py")
+    for n in range(8):
+        view += call(f"x{n}", "bash", command="ls")
+    view += call("e0", "edit_file", path="m0.py", old_string="m0.py line 3", new_string="y")
+    view += call("e1", "edit_file", path="m1.py", old_string="m1.py line 3", new_string="y")
+    guess = predict(view)
+    assert {guess[f"r{n}"].cls for n in (2, 3, 4)} == {"queued"}
+    assert guess["r4"].age == 0 and guess["r4"].p == HAZARD["queued"].prior  # its turn is still to come
+    out_of_order = [*view, *call("e3", "edit_file", path="m3.py", old_string="m3.py line 3", new_string="y")]
+    out_of_order += call("e2", "edit_file", path="m2.py", old_string="m2.py line 3", new_string="y")
+    later = predict(out_of_order)
+    assert later["r4"].cls == "whole"  # the run was not a queue after all
+    assert later["r4"].p < guess["r4"].p
 
 
 # -- T1 with the predictor ----------------------------------------------------------------------------

@@ -190,8 +190,13 @@ def test_reads_waiting_their_turn_in_a_run_edited_in_read_order_are_queued():
     guess = predict(view)
     assert {guess[f"r{n}"].cls for n in (2, 3, 4)} == {"queued"}
     assert guess["r4"].age == 0 and guess["r4"].p == HAZARD["queued"].prior  # its turn is still to come
-    out_of_order = [*view, *call("e3", "edit_file", path="m3.py", old_string="m3.py line 3", new_string="y")]
-    out_of_order += call("e2", "edit_file", path="m2.py", old_string="m2.py line 3", new_string="y")
+    skipped = [*view, *call("e3", "edit_file", path="m3.py", old_string="m3.py line 3", new_string="y")]
+    after_skip = predict(skipped)
+    assert after_skip["r2"].cls == "whole" and after_skip["r4"].cls == "queued"  # m2 was passed over
+    out_of_order = [
+        *skipped,
+        *call("e2", "edit_file", path="m2.py", old_string="m2.py line 3", new_string="y"),
+    ]
     later = predict(out_of_order)
     assert later["r4"].cls == "whole"  # the run was not a queue after all
     assert later["r4"].p < guess["r4"].p

@@ -106,9 +106,9 @@ class LocalEngine:
             self._live.append(_Worker(process, ours))
 
         def give_work(worker: _Worker) -> None:
-            # `stop.count`, not `stopping`: a task's answer read in the same wake-up as Ctrl+C (the
-            # worker was interrupted by the same signal) must not hand out the next task
-            if queue and not stopping and not stop.count:
+            # `stop.count`, not `stopping` (set only on the next pass): a task's answer read in the
+            # same wake-up as Ctrl+C (its worker was interrupted by the same signal) hands out nothing
+            if queue and not stop.count:
                 task, attempt = queue.popleft()
                 worker.task, worker.attempt, worker.answered = task, attempt, False
                 worker.conn.send(("task", task, attempt))
@@ -172,7 +172,7 @@ class LocalEngine:
                         if not self._read(worker, emit, waiting, free_slot, give_work):
                             break
                     self._ended(worker, emit, queue, stopping, free_slot)
-                    if queue and not stopping and not stop.count and len(self._live) < self.workers:
+                    if queue and not stop.count and len(self._live) < self.workers:
                         start_worker()
                         give_work(self._live[-1])
             grant()

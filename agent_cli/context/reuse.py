@@ -85,6 +85,7 @@ FILE_CLASSES = frozenset(
     {"named", "queued", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"}
 )
 LISTING_TOOLS = frozenset({"grep", "Grep", "glob", "Glob", "ls", "LS"})
+CHANGE_TOOLS = EDIT_TOOLS | WRITE_TOOLS
 
 
 def group_of(cls: str) -> str:
@@ -148,8 +149,7 @@ def predict(
             total += 1
             number[use.id] = total
         restored.update(b.tool_use_id for b in message.tool_results() if b.meta.tag == RESTORED_TAG)
-    touched = _batch_touches(view, files, number)
-    queue = _queues(view, files, number)
+    touched, queue = _groups(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
     patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - restored
     streak = _path(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
@@ -189,7 +189,7 @@ def predict(
         if use.id in out:
             continue
         name = tool_name(use)
-        if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS:
+        if name in READ_TOOLS | CHANGE_TOOLS:
             cls = "other"  # a failed call on a file: nothing of the file in it
         else:
             cls = "output" if name in BASH_TOOLS else "listing" if name in LISTING_TOOLS else "other"
@@ -236,27 +236,52 @@ def person_texts(view: Sequence[Message]) -> list[str]:
     ]
 
 
-def _batch_touches(view: Sequence[Message], files: Mapping, number: Mapping[str, int]) -> dict[str, int]:
-    """Files read in the same response as a file that was later edited count as touched at that
-    edit: a batch of reads is usually the material for a batch of edits."""
-    out: dict[str, int] = {}
+def _groups(
+    view: Sequence[Message], files: Mapping, number: Mapping[str, int]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """What a group of reads says of each file, in one walk over the view: (touched, queued).
+
+    - touched: path -> the edit at which it counts as touched. Files read in the same response as a
+      file that was later edited: a batch of reads is usually the material for a batch of edits.
+    - queued: path -> the call from which it has waited its turn. Its file was read in a run of
+      reads (no edit or write between them) whose files are being edited in the order they were
+      read, after the last one edited. A run edited out of order is no queue; a file skipped over
+      is no longer waiting."""
+    touched: dict[str, int] = {}
     batches: list[set[str]] = []
+    runs: list[_Run] = []
+    having: dict[str, list[_Run]] = {}  # path -> the runs that read it
+    run: dict[str, int] = {}
     for message in view:
         if message.role != "assistant":
             continue
-        reads = {
-            p for u in message.tool_uses() if tool_name(u) in READ_TOOLS and (p := _path(u.input)) in files
-        }
-        if len(reads) > 1:
-            batches.append(reads)
-        for use in message.tool_uses():
-            if tool_name(use) in EDIT_TOOLS | WRITE_TOOLS:
-                path = _path(use.input)
-                for batch in batches:
-                    if path in batch:
-                        for other in batch:
-                            out[other] = max(out.get(other, -1), number[use.id])
-    return out
+        uses = message.tool_uses()
+        reads = [p for u in uses if tool_name(u) in READ_TOOLS and (p := _path(u.input)) in files]
+        if len(set(reads)) > 1:
+            batches.append(set(reads))
+        for p in reads:
+            run.setdefault(p, len(run))
+        edits = [u for u in uses if tool_name(u) in CHANGE_TOOLS]
+        if not edits:
+            continue
+        if len(run) > 1:
+            runs.append(_Run(run))
+            for p in run:
+                having.setdefault(p, []).append(runs[-1])
+        run = {}
+        for use in edits:
+            path, call = _path(use.input), number[use.id]
+            for batch in batches:
+                if path in batch:
+                    for other in batch:
+                        touched[other] = max(touched.get(other, -1), call)
+            for r in having.get(path, ()):
+                r.edited(path, call)
+    queued: dict[str, int] = {}
+    for r in runs:
+        for path in r.waiting():
+            queued[path] = max(queued.get(path, -1), r.last)
+    return touched, queued
 
 
 @dataclass
@@ -268,48 +293,21 @@ class _Run:
     last: int = -1  # the call of the latest of those edits
     broken: bool = False  # a file of it edited out of read order: not a queue
 
+    def edited(self, path: str, call: int) -> None:
+        if self.broken or path in self.done:
+            return
+        if self.done and self.order[path] < self.order[self.done[-1]]:
+            self.broken = True
+            return
+        self.done.append(path)
+        self.last = call
 
-def _queues(view: Sequence[Message], files: Mapping, number: Mapping[str, int]) -> dict[str, int]:
-    """path -> the call from which it has waited its turn: its file was read in a run of reads whose
-    files are being edited in the order they were read, after the last one edited (a batch of
-    reads is the material for the edits to come, in order). A run edited out of order is no queue;
-    a file skipped over is no longer waiting."""
-    runs: list[_Run] = []
-    having: dict[str, list[_Run]] = {}  # path -> the runs that read it
-    run: dict[str, int] = {}
-    for message in view:
-        if message.role != "assistant":
-            continue
-        for use in message.tool_uses():
-            if tool_name(use) in READ_TOOLS and (p := _path(use.input)) in files:
-                run.setdefault(p, len(run))
-        edits = [u for u in message.tool_uses() if tool_name(u) in EDIT_TOOLS | WRITE_TOOLS]
-        if not edits:
-            continue
-        if len(run) > 1:
-            runs.append(_Run(run))
-            for p in run:
-                having.setdefault(p, []).append(runs[-1])
-        run = {}
-        for use in edits:
-            path = _path(use.input)
-            for r in having.get(path, ()):
-                if r.broken or path in r.done:
-                    continue
-                if r.done and r.order[path] < r.order[r.done[-1]]:
-                    r.broken = True
-                    continue
-                r.done.append(path)
-                r.last = number[use.id]
-    out: dict[str, int] = {}
-    for r in runs:
-        if r.broken or not r.done:
-            continue
-        turn = r.order[r.done[-1]]
-        for path, at in r.order.items():
-            if at > turn:
-                out[path] = max(out.get(path, -1), r.last)
-    return out
+    def waiting(self) -> list[str]:
+        """Its files whose turn has not come, when it is a queue."""
+        if self.broken or not self.done:
+            return []
+        turn = self.order[self.done[-1]]
+        return [path for path, at in self.order.items() if at > turn]
 
 
 def _path(tool_input: Mapping) -> str:

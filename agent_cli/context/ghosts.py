@@ -32,6 +32,7 @@ from typing import Any
 
 from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE, SOON, Bet
 from agent_cli.context.model import Compaction
+from agent_cli.context.paths import path_of
 from agent_cli.context.restore import Restore
 from agent_cli.context.reuse import ReuseStats, tool_name
 from agent_cli.context.tiers.markers import short_ref
@@ -156,7 +157,9 @@ class Ghosts:
                     use = uses.get(key)
                     name = tool_name(use) if use is not None else ""
                     group = (
-                        "file" if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS and _path(use) else "output"
+                        "file"
+                        if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS and path_of(use.input)
+                        else "output"
                     )
                     path, held = _file_held(use, block)
                     tokens = count(block.text) if block.type == "tool_result" else count(str(block.input))
@@ -190,7 +193,7 @@ class Ghosts:
                 if ghost is not None:
                     found.append(self._miss(ghost, context, "recall"))
             elif name in READ_TOOLS:
-                path = _path(use)
+                path = path_of(use.input)
                 ghosts = [g for g in self.by_ref.values() if g.path and g.path == path]
                 for ghost in ghosts:
                     if ghost.stale or ghost.key:  # (a read of what the model wrote is no re-read)
@@ -198,7 +201,7 @@ class Ghosts:
                     else:
                         found.append(self._miss(ghost, context, "reread"))
                         break
-            elif name in EDIT_TOOLS and (path := _path(use)):
+            elif name in EDIT_TOOLS and (path := path_of(use.input)):
                 reads = [g for g in self.by_ref.values() if g.path == path and not g.stale]
                 if reads and use.id in unseen:
                     self.restores[use.id] = [Restore(use.id, g.ref, path, g.key) for g in reads]
@@ -228,9 +231,9 @@ def _file_held(use: Block | None, block: Block) -> tuple[str, str]:
         return "", ""
     name = tool_name(use)
     if name in READ_TOOLS and block.type == "tool_result":
-        return _path(use), ""
+        return path_of(use.input), ""
     if name in WRITE_TOOLS and block.type == "tool_use" and isinstance(use.input.get("content"), str):
-        return _path(use), "content"
+        return path_of(use.input), "content"
     return "", ""
 
 
@@ -253,11 +256,6 @@ def _blocks_by_key(messages: Any) -> dict[tuple[str, str], Block]:
             if block.type in ("tool_result", "tool_use") and key:
                 out[(block.type, key)] = block
     return out
-
-
-def _path(use: Block) -> str:
-    value = use.input.get("file_path") or use.input.get("path") or ""
-    return value if isinstance(value, str) else ""
 
 
 def ref_in(text: str) -> str:

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from agent_cli.context.paths import path_of
 from agent_cli.context.restore import RESTORED_TAG
 from agent_cli.context.working_set import (
     BASH_TOOLS,
@@ -152,7 +153,7 @@ def predict(
     touched, queue = _groups(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
     patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - restored
-    streak = _path(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
+    streak = path_of(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
     out: dict[str, Reuse] = {}
     for path, picture in files.items():
         age = max(0, total - max(picture.last, touched.get(path, -1)))
@@ -256,7 +257,7 @@ def _groups(
         if message.role != "assistant":
             continue
         uses = message.tool_uses()
-        reads = [p for u in uses if tool_name(u) in READ_TOOLS and (p := _path(u.input)) in files]
+        reads = [p for u in uses if tool_name(u) in READ_TOOLS and (p := path_of(u.input)) in files]
         if len(set(reads)) > 1:
             batches.append(set(reads))
         for p in reads:
@@ -270,7 +271,7 @@ def _groups(
                 having.setdefault(p, []).append(runs[-1])
         run = {}
         for use in edits:
-            path, call = _path(use.input), number[use.id]
+            path, call = path_of(use.input), number[use.id]
             for batch in batches:
                 if path in batch:
                     for other in batch:
@@ -308,8 +309,3 @@ class _Run:
             return []
         turn = self.order[self.done[-1]]
         return [path for path, at in self.order.items() if at > turn]
-
-
-def _path(tool_input: Mapping) -> str:
-    value = tool_input.get("file_path") or tool_input.get("path") or ""
-    return value if isinstance(value, str) else ""

@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agent_cli.context.paths import path_of
 from agent_cli.core.types import Block, Message
 
 READ_TOOLS = frozenset({"read_file", "Read"})
@@ -85,11 +86,6 @@ def _name(block: Block) -> str:
     return block.meta.tool_name or block.name
 
 
-def _path(block: Block) -> str:
-    value = block.input.get("file_path") or block.input.get("path") or ""
-    return str(value) if isinstance(value, str) else ""
-
-
 def _int(value: object, default: int) -> int:
     try:
         return int(value)  # type: ignore[arg-type]
@@ -115,7 +111,7 @@ def pictures(view: Sequence[Message]) -> dict[str, FilePicture]:
         calls += calls_in(message, uses=False)  # folded calls (they come before this message's own)
         for use in message.tool_uses():
             calls += 1
-            name, path = _name(use), _path(use)
+            name, path = _name(use), path_of(use.input)
             if not path or use.id in failed or name not in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS:
                 continue
             entry = files.setdefault(path, FilePicture(path))

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_cli.context.paths import path_of
 from agent_cli.core.types import Message
 from agent_cli.replay.claude_code import Transcript, our_tool_name
 
@@ -86,10 +87,6 @@ def read_content(output: str) -> str | None:
     return "\n".join(lines) if lines else None
 
 
-def _path(tool_input: dict[str, Any]) -> str:
-    return str(tool_input.get("file_path") or tool_input.get("path") or "")
-
-
 def _old_strings(tool_input: dict[str, Any]) -> list[str]:
     edits = tool_input.get("edits")
     if isinstance(edits, list):
@@ -120,9 +117,9 @@ def edit_probes(transcript: Transcript) -> list[EditProbe]:
         if message.role == "user":
             for result in message.tool_results():
                 name, tool_input = calls.pop(result.tool_use_id, ("", {}))
-                if result.is_error or not _path(tool_input):
+                if result.is_error or not path_of(tool_input):
                     continue
-                path = _path(tool_input)
+                path = path_of(tool_input)
                 if name == "read_file":
                     content = read_content(result.text)
                     if content is not None:
@@ -136,7 +133,7 @@ def edit_probes(transcript: Transcript) -> list[EditProbe]:
             name = our_tool_name(use.name)
             calls[use.id] = (name, dict(use.input))
             index = request_at.get(position)
-            path = _path(use.input)
+            path = path_of(use.input)
             if index is None or not path:
                 continue
             if name == "edit_file":

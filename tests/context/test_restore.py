@@ -188,3 +188,14 @@ async def test_a_read_too_long_to_keep_whole_comes_back_as_t0_showed_it_with_its
     assert f"recall ref {ghost.ref} for the rest" in result.text
     assert "def f1(x):" in result.text and "def f2999(x):" in result.text  # head and tail
     assert len(result.text) < 5_000 < len(big)  # not the whole file
+
+
+async def test_an_edit_spelling_the_path_another_way_still_brings_the_read_back():
+    """The read was of `lib.py`; the edit names `./lib.py`: the same file (context/paths.py)."""
+    engine = live_engine()
+    await run_until_cleared(engine)
+    call, name, spec = edit("e7", 7)
+    (miss,) = engine.append(reply((call, name, {**spec, "path": "./lib.py"}))).misses
+    assert (miss.ref, miss.path, miss.how) == (short_ref("r1"), "lib.py", "edit")
+    engine.append(results(("e7", "edit_file", "ok")))
+    assert "def f9(x):  # line 9 of lib.py" in sent_text(engine)

@@ -254,3 +254,25 @@ async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
     after = apply_compaction(view, await MicroCompact().propose(view, ctx, "cache_cold"))
     digests = "\n".join(b.text for m in after for b in m.blocks if b.meta.tag == "tool-digest")
     assert "- read_file mod0.py lines 1-60 → ok (output cleared, ref r" in digests
+
+
+def test_a_file_is_one_file_however_a_call_spells_its_path():
+    """A model on Windows writes `C:\\repo\\a.py` in one call and `c:/repo/a.py` in the next, and
+    anyone may write `./a.py`: the predictor sees one file either way, so the read of a file being
+    edited is priced as that (`editing`), not as an unedited read (context/paths.py)."""
+
+    def spelled(read: str, reread: str, edited: str) -> list:
+        view = [person("refactor it")]
+        view += call("a1", "read_file", path=read)
+        view += call("b1", "read_file", path="C:\\repo\\b.py")
+        view += call("a2", "read_file", path=reread)
+        view += call("e1", "edit_file", path=edited, old_string="line 3: value = 3", new_string="x")
+        return view
+
+    one = predict(spelled("C:\\repo\\a.py", "C:\\repo\\a.py", "C:\\repo\\a.py"))
+    mixed = predict(spelled("C:\\repo\\a.py", "c:/repo/./a.py", "C:/repo//a.py"))
+    assert mixed["a1"].cls == "stale" and mixed["a2"].cls == "editing" and mixed["e1"].cls == "patch"
+    assert {k: (g.cls, g.p, g.path) for k, g in mixed.items()} == {
+        k: (g.cls, g.p, g.path) for k, g in one.items()
+    }
+    assert mixed["a2"].path == "C:/repo/a.py"

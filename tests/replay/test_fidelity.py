@@ -106,6 +106,19 @@ def test_a_write_over_a_read_file_needs_what_the_reads_and_edits_showed(tmp_path
     assert replay(path, policy="default").fidelity.visible_unmanaged == 2
 
 
+def test_a_write_over_a_file_read_under_another_spelling_of_its_path_is_probed(tmp_path: Path):
+    """Windows: read as `C:\\repo\\geo.py`, written as `c:/repo/geo.py`: one file, so the write
+    needs what the read showed (context/paths.py)."""
+    s = SessionWriter()
+    s.user("use math.pi", 0)
+    s.tool_turn("Read", {"file_path": "C:\\repo\\geo.py"}, numbered(SOURCE), at=5)
+    s.tool_turn("Write", {"file_path": "c:/repo/geo.py", "content": "import math\n"}, "File written.", at=15)
+    s.response([{"type": "text", "text": "Done."}], at=20)
+    probes = edit_probes(load_transcript(s.write(tmp_path / "win.jsonl")))
+    assert [(p.kind, p.path) for p in probes] == [("write", "C:/repo/geo.py")]
+    assert "return 3.14 * r * r" in probes[0].needed
+
+
 def test_a_session_without_edits_reports_zeros():
     result = replay(FIXTURES / "merged.jsonl", policy="default")
     data = result.to_json()["fidelity"]

@@ -32,11 +32,10 @@ from typing import Any
 
 from agent_cli.context.eviction import CACHE_READ, CACHE_WRITE, SOON, Bet
 from agent_cli.context.model import Compaction
-from agent_cli.context.paths import path_of
 from agent_cli.context.restore import Restore
 from agent_cli.context.reuse import ReuseStats, tool_name
 from agent_cli.context.tiers.markers import short_ref
-from agent_cli.context.working_set import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, pictures
+from agent_cli.context.working_set import EDIT_TOOLS, READ_TOOLS, WRITE_TOOLS, path_of, pictures
 from agent_cli.core.events import EvictionReport
 from agent_cli.core.types import Block, Message
 

@@ -32,7 +32,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agent_cli.context.paths import path_of
 from agent_cli.context.restore import RESTORED_TAG
 from agent_cli.context.working_set import (
     BASH_TOOLS,
@@ -41,6 +40,7 @@ from agent_cli.context.working_set import (
     WRITE_TOOLS,
     calls_in,
     named_files,
+    path_of,
     pictures,
 )
 from agent_cli.core.types import Block, Message

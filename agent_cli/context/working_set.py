@@ -13,6 +13,14 @@ Computed from the view alone, by code (no model), so a replayed view gets the sa
   Code's `TaskCreate`/`TaskUpdate`), in the last failing command's output (a bash result with a
   non-zero exit) or in given texts (the person's words). A path is matched with either separator
   (`src\\x.go` names `C:\\repo\\src\\x.go`: sessions run on Windows too).
+- `file_key`: one name per file, however a call spells its path. A model on Windows writes
+  `C:\\repo\\x.go` in one call and `C:/repo/x.go` or `c:\\repo\\x.go` in the next; anyone may write
+  `./x.go` or `src//x.go`. As written, those were different files: the read of a file being edited
+  looked unedited, and an edit found no cleared read to bring back. The pictures, the predictor
+  (context/reuse.py), the ghosts (context/ghosts.py) and replay's edit probe key files by it: `/`
+  separators, `.`, `..` and doubled separators resolved, the drive letter upper-case. The rest of the
+  case is kept (a POSIX file system tells `A.go` from `a.go`); a relative path stays relative (what it
+  is relative to is the tool's business, not the view's).
 
 What is kept is not decided here: every clear is priced (context/eviction.py) with the probability
 context/reuse.py gives each picture; `WorkingSet` is the outcome T3 and digest leave whole
@@ -22,11 +30,11 @@ recent results. Every cleared result stays recallable by its ref.
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent_cli.context.paths import path_of
 from agent_cli.core.types import Block, Message
 
 READ_TOOLS = frozenset({"read_file", "Read"})
@@ -199,3 +207,23 @@ def _same_file(path: str, mentioned: str) -> bool:
     `C:\\repo\\tests\\x.py` and `tests/x.py`."""
     path = _slashed(path).lstrip("./")
     return path == mentioned or path.endswith("/" + mentioned) or mentioned.endswith("/" + path)
+
+
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def file_key(path: str) -> str:
+    """The one spelling of `path` (see the module doc; "" for none)."""
+    if not path:
+        return ""
+    slashed = _slashed(path)
+    if _DRIVE.match(slashed):
+        slashed = slashed[0].upper() + slashed[1:]
+    normal = posixpath.normpath(slashed)
+    return "" if normal == "." else normal
+
+
+def path_of(tool_input: Mapping[str, object]) -> str:
+    """The file a call names (`file_path`, or `path`), as `file_key` spells it; "" for none."""
+    value = tool_input.get("file_path") or tool_input.get("path") or ""
+    return file_key(value) if isinstance(value, str) else ""

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_cli.context.paths import path_of
+from agent_cli.context.working_set import path_of
 from agent_cli.core.types import Message
 from agent_cli.replay.claude_code import Transcript, our_tool_name
 

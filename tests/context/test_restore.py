@@ -191,7 +191,7 @@ async def test_a_read_too_long_to_keep_whole_comes_back_as_t0_showed_it_with_its
 
 
 async def test_an_edit_spelling_the_path_another_way_still_brings_the_read_back():
-    """The read was of `lib.py`; the edit names `./lib.py`: the same file (context/paths.py)."""
+    """The read was of `lib.py`; the edit names `./lib.py`: the same file (working_set.file_key)."""
     engine = live_engine()
     await run_until_cleared(engine)
     call, name, spec = edit("e7", 7)

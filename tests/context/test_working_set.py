@@ -259,7 +259,7 @@ async def test_a_folded_cleared_read_still_names_its_path_lines_and_ref():
 def test_a_file_is_one_file_however_a_call_spells_its_path():
     """A model on Windows writes `C:\\repo\\a.py` in one call and `c:/repo/a.py` in the next, and
     anyone may write `./a.py`: the predictor sees one file either way, so the read of a file being
-    edited is priced as that (`editing`), not as an unedited read (context/paths.py)."""
+    edited is priced as that (`editing`), not as an unedited read (working_set.file_key)."""
 
     def spelled(read: str, reread: str, edited: str) -> list:
         view = [person("refactor it")]

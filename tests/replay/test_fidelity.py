@@ -108,7 +108,7 @@ def test_a_write_over_a_read_file_needs_what_the_reads_and_edits_showed(tmp_path
 
 def test_a_write_over_a_file_read_under_another_spelling_of_its_path_is_probed(tmp_path: Path):
     """Windows: read as `C:\\repo\\geo.py`, written as `c:/repo/geo.py`: one file, so the write
-    needs what the read showed (context/paths.py)."""
+    needs what the read showed (working_set.file_key)."""
     s = SessionWriter()
     s.user("use math.pi", 0)
     s.tool_turn("Read", {"file_path": "C:\\repo\\geo.py"}, numbered(SOURCE), at=5)

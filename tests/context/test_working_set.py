@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agent_cli.context.model import ContextConfig, apply_compaction
 from agent_cli.context.reuse import HAZARD, predict
 from agent_cli.context.tiers import Digest, MicroCompact
 from agent_cli.context.tiers.pricing import valued
 from agent_cli.context.tiers.region import find_runs
-from agent_cli.context.working_set import UNCHANGED_PREFIX, named_files, pictures
+from agent_cli.context.working_set import UNCHANGED_PREFIX, file_key, named_files, pictures
 from tests.context.test_tiers import FakeSummarizer, asst, make_ctx, person, read_pair, results
 
 
@@ -276,3 +279,24 @@ def test_a_file_is_one_file_however_a_call_spells_its_path():
         k: (g.cls, g.p, g.path) for k, g in one.items()
     }
     assert mixed["a2"].path == "C:/repo/a.py"
+
+
+_PART = st.text(alphabet="abcXYZ_-09.", min_size=1, max_size=6).filter(lambda part: part not in (".", ".."))
+
+
+@given(
+    drive=st.sampled_from(["", "C:", "c:"]),
+    parts=st.lists(_PART, min_size=1, max_size=5),
+    seps=st.lists(st.sampled_from(["/", "\\", "//", "/./", "\\.\\"]), min_size=5, max_size=5),
+)
+def test_every_spelling_of_a_path_has_one_key_and_the_key_is_its_own(drive, parts, seps):
+    """However the separators are written (doubled, `.` between), a path has one key; the key of a
+    key is itself; the case of the names is kept."""
+    plain = (drive.upper() + "/" if drive else "") + "/".join(parts)
+    spelled = (
+        drive
+        + (seps[0] if drive else "")
+        + "".join(part + (seps[n + 1] if n + 1 < len(parts) else "") for n, part in enumerate(parts))
+    )
+    assert file_key(spelled) == file_key(plain) == file_key(file_key(plain))
+    assert file_key(plain).endswith("/".join(parts))  # the names as written

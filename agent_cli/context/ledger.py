@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agent_cli.context.working_set import path_of
 from agent_cli.core.types import Block, Message
 
 _PERSISTED = re.compile(r'<persisted-output ref="([^"]+)"[^>]*? chars="(\d+)"')
@@ -113,7 +114,7 @@ class Ledger:
             target = _path(call.input) or str(call.input.get("command", ""))
             self.record_error(f"{call.name} {target}: {block.text}".strip())
         if call.name in FILE_TOOLS and not block.is_error:
-            path = _path(call.input)
+            path = path_of(call.input)  # one entry per file however the calls spell it
             if path:
                 self._files_by_id[block.tool_use_id] = path
                 entry = self.files.setdefault(path, FileEntry(path))

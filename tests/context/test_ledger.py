@@ -54,6 +54,15 @@ def test_files_commands_errors_and_todos():
     assert "- [x] fix add" in text and "- [ ] docs" in text
 
 
+def test_a_file_spelled_three_ways_is_one_entry_and_touched_once():
+    ledger = Ledger()
+    call(ledger, "1", "read_file", path="./src/app.py")
+    call(ledger, "2", "edit_file", path="src/app.py", old_string="a", new_string="b")
+    call(ledger, "3", "read_file", path="src//app.py")
+    assert list(ledger.files) == ["src/app.py"] and ledger.touched == ["src/app.py"]
+    assert (ledger.files["src/app.py"].read, ledger.files["src/app.py"].edited) == (2, 1)
+
+
 def test_tool_meta_refines_the_record():
     ledger = Ledger()
     call(ledger, "1", "bash", "output without a code", command="make")

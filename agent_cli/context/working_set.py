@@ -17,10 +17,10 @@ Computed from the view alone, by code (no model), so a replayed view gets the sa
   `C:\\repo\\x.go` in one call and `C:/repo/x.go` or `c:\\repo\\x.go` in the next; anyone may write
   `./x.go` or `src//x.go`. As written, those were different files: the read of a file being edited
   looked unedited, and an edit found no cleared read to bring back. The pictures, the predictor
-  (context/reuse.py), the ghosts (context/ghosts.py) and replay's edit probe key files by it: `/`
-  separators, `.`, `..` and doubled separators resolved, the drive letter upper-case. The rest of the
-  case is kept (a POSIX file system tells `A.go` from `a.go`); a relative path stays relative (what it
-  is relative to is the tool's business, not the view's).
+  (context/reuse.py), the ghosts (context/ghosts.py), the ledger and replay's edit probe key files by
+  it: `/` separators, `.`, `..` and doubled separators resolved, the drive letter upper-case. The rest
+  of the case is kept (a POSIX file system tells `A.go` from `a.go`); a relative path stays relative
+  (what it is relative to is the tool's business, not the view's).
 
 What is kept is not decided here: every clear is priced (context/eviction.py) with the probability
 context/reuse.py gives each picture; `WorkingSet` is the outcome T3 and digest leave whole

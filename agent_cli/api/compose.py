@@ -18,6 +18,7 @@ from agent_cli.agent.memory_schedule import open_memory
 from agent_cli.agent.parts import SessionParts, SessionSetup
 from agent_cli.agent.runner import AgentSession
 from agent_cli.agent.subagents import Subagents, install_task_tool
+from agent_cli.agent.workspace_reads import name_files
 from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.prompts import load_prompt
@@ -191,6 +192,7 @@ class Builder:
             tool_compactable=tools.is_compactable,
             file_reader=file_reader,
             skills=self.skills if SKILL_TOOL in tools else "",
+            name_files=lambda message: name_files(self.workspace, message),
         )
 
     def output_limits(self) -> OutputLimits:

@@ -81,6 +81,7 @@ class ContextEngine:
         on_compaction: Callable[[list[Message], Compaction], None] | None = None,
         predictor: Predictor | None = None,
         skills: str = "",
+        name_files: Callable[[Message], Message] = lambda m: m,
     ) -> None:
         if config.cache_ttl == "1h" and config.cache_ttl_seconds < TTL_SECONDS["1h"]:
             config = replace(config, cache_ttl_seconds=TTL_SECONDS["1h"])
@@ -99,11 +100,10 @@ class ContextEngine:
         self.summarizer = summarizer
         self.policy = policy if policy is not None else _default_policy(config)
         self.clock = clock
-        self.tool_compactable = tool_compactable
-        self.debug = debug
+        self.tool_compactable, self.debug = tool_compactable, debug
+        self.name_files = name_files  # stamps each call's file as the workspace names it (BlockMeta.file)
         self.ledger = Ledger()
-        self.memory_note = ""
-        self.memory_covers = 0
+        self.memory_note, self.memory_covers = "", 0
         self.cache = CacheMonitor(
             ttl_seconds=config.cache_ttl_seconds, cache_min_tokens=model.cache_min_tokens
         )
@@ -114,10 +114,8 @@ class ContextEngine:
         self.sources: list[AttachmentSource] = []  # asked at each user message (intake.py)
         self._last_request_at: float | None = None
         self._pastes = PasteNumbers()
-        self._usage = Usage()
-        self._cost = 0.0
-        self._compactions = 0
-        self._offloads = 0
+        self._usage, self._cost = Usage(), 0.0
+        self._compactions = self._offloads = 0
         self.ghosts = Ghosts()  # what T1 cleared, and the misses when the model came back for it
 
     # -- the view ------------------------------------------------------------------------------------
@@ -134,6 +132,8 @@ class ContextEngine:
         """Add a message. With `ingest` (a live turn; not when replaying the log) a user message gets
         the pending injections, the first one the user context, then T0 offloads what is too large."""
         message = clean_message(message)
+        if ingest:
+            message = self.name_files(message)
         if not self._view and message.role != "user":
             raise ValueError("the first message of the conversation must be from the user")
         unseen = self._learn(message) if message.role == "assistant" else frozenset()

@@ -156,9 +156,7 @@ class Ghosts:
                     use = uses.get(key)
                     name = tool_name(use) if use is not None else ""
                     group = (
-                        "file"
-                        if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS and path_of(use.input)
-                        else "output"
+                        "file" if name in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS and path_of(use) else "output"
                     )
                     path, held = _file_held(use, block)
                     tokens = count(block.text) if block.type == "tool_result" else count(str(block.input))
@@ -192,7 +190,7 @@ class Ghosts:
                 if ghost is not None:
                     found.append(self._miss(ghost, context, "recall"))
             elif name in READ_TOOLS:
-                path = path_of(use.input)
+                path = path_of(use)
                 ghosts = [g for g in self.by_ref.values() if g.path and g.path == path]
                 for ghost in ghosts:
                     if ghost.stale or ghost.key:  # (a read of what the model wrote is no re-read)
@@ -200,7 +198,7 @@ class Ghosts:
                     else:
                         found.append(self._miss(ghost, context, "reread"))
                         break
-            elif name in EDIT_TOOLS and (path := path_of(use.input)):
+            elif name in EDIT_TOOLS and (path := path_of(use)):
                 reads = [g for g in self.by_ref.values() if g.path == path and not g.stale]
                 if reads and use.id in unseen:
                     self.restores[use.id] = [Restore(use.id, g.ref, path, g.key) for g in reads]
@@ -230,9 +228,9 @@ def _file_held(use: Block | None, block: Block) -> tuple[str, str]:
         return "", ""
     name = tool_name(use)
     if name in READ_TOOLS and block.type == "tool_result":
-        return path_of(use.input), ""
+        return path_of(use), ""
     if name in WRITE_TOOLS and block.type == "tool_use" and isinstance(use.input.get("content"), str):
-        return path_of(use.input), "content"
+        return path_of(use), "content"
     return "", ""
 
 

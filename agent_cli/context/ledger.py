@@ -46,6 +46,7 @@ class CommandEntry:
 class _Call:
     name: str
     input: dict[str, Any]
+    file: str = ""  # working_set.path_of: one entry per file however the calls spell it
 
 
 @dataclass
@@ -66,7 +67,7 @@ class Ledger:
         if message.role == "assistant":
             for block in message.blocks:
                 if block.type == "tool_use":
-                    self._calls[block.id] = _Call(block.name, dict(block.input))
+                    self._calls[block.id] = _Call(block.name, dict(block.input), path_of(block))
             return {}
         originals: dict[str, str] = {}
         for block in message.blocks:
@@ -114,7 +115,7 @@ class Ledger:
             target = _path(call.input) or str(call.input.get("command", ""))
             self.record_error(f"{call.name} {target}: {block.text}".strip())
         if call.name in FILE_TOOLS and not block.is_error:
-            path = path_of(call.input)  # one entry per file however the calls spell it
+            path = call.file
             if path:
                 self._files_by_id[block.tool_use_id] = path
                 entry = self.files.setdefault(path, FileEntry(path))

@@ -153,7 +153,7 @@ def predict(
     touched, queue = _groups(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
     patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - restored
-    streak = path_of(uses[-1].input) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
+    streak = path_of(uses[-1]) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
     out: dict[str, Reuse] = {}
     for path, picture in files.items():
         age = max(0, total - max(picture.last, touched.get(path, -1)))
@@ -257,7 +257,7 @@ def _groups(
         if message.role != "assistant":
             continue
         uses = message.tool_uses()
-        reads = [p for u in uses if tool_name(u) in READ_TOOLS and (p := path_of(u.input)) in files]
+        reads = [p for u in uses if tool_name(u) in READ_TOOLS and (p := path_of(u)) in files]
         if len(set(reads)) > 1:
             batches.append(set(reads))
         for p in reads:
@@ -271,7 +271,7 @@ def _groups(
                 having.setdefault(p, []).append(runs[-1])
         run = {}
         for use in edits:
-            path, call = path_of(use.input), number[use.id]
+            path, call = path_of(use), number[use.id]
             for batch in batches:
                 if path in batch:
                     for other in batch:

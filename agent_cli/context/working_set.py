@@ -19,8 +19,10 @@ Computed from the view alone, by code (no model), so a replayed view gets the sa
   looked unedited, and an edit found no cleared read to bring back. The pictures, the predictor
   (context/reuse.py), the ghosts (context/ghosts.py), the ledger and replay's edit probe key files by
   it: `/` separators, `.`, `..` and doubled separators resolved, the drive letter upper-case. The rest
-  of the case is kept (a POSIX file system tells `A.go` from `a.go`); a relative path stays relative
-  (what it is relative to is the tool's business, not the view's).
+  of the case is kept (a POSIX file system tells `A.go` from `a.go`). What a relative path is relative
+  to, the view does not know: a live session names each call's file as it appends it (`path_of` reads
+  `BlockMeta.file`, relative to the workspace: agent/workspace_reads.py), so `src/a.py` and
+  `/ws/src/a.py` are one file there; Claude Code's calls always give absolute paths.
 
 What is kept is not decided here: every clear is priced (context/eviction.py) with the probability
 context/reuse.py gives each picture; `WorkingSet` is the outcome T3 and digest leave whole
@@ -119,7 +121,7 @@ def pictures(view: Sequence[Message]) -> dict[str, FilePicture]:
         calls += calls_in(message, uses=False)  # folded calls (they come before this message's own)
         for use in message.tool_uses():
             calls += 1
-            name, path = _name(use), path_of(use.input)
+            name, path = _name(use), path_of(use)
             if not path or use.id in failed or name not in READ_TOOLS | EDIT_TOOLS | WRITE_TOOLS:
                 continue
             entry = files.setdefault(path, FilePicture(path))
@@ -223,7 +225,14 @@ def file_key(path: str) -> str:
     return "" if normal == "." else normal
 
 
-def path_of(tool_input: Mapping[str, object]) -> str:
-    """The file a call names (`file_path`, or `path`), as `file_key` spells it; "" for none."""
+def path_of(use: Block) -> str:
+    """The file a call names: as the live session named it when it was appended (`BlockMeta.file`,
+    relative to the workspace: agent/workspace_reads.py), else its `file_path` or `path` as
+    `file_key` spells it; "" for none."""
+    return file_key(use.meta.file) if use.meta.file else input_path(use.input)
+
+
+def input_path(tool_input: Mapping[str, object]) -> str:
+    """A call input's `file_path` (or `path`) as `file_key` spells it; "" for none."""
     value = tool_input.get("file_path") or tool_input.get("path") or ""
     return file_key(value) if isinstance(value, str) else ""

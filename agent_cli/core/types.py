@@ -35,11 +35,12 @@ class BlockMeta:
     compactable: bool = False
     ref: str = ""  # stable id under which the original can be recalled
     tag: str = ""  # for injections: the XML tag they are wrapped in (system-reminder, env, ...)
+    file: str = ""  # for tool_use: the file it names, as the workspace names it (context/working_set.py)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         default = _DEFAULT_META
-        for name in ("trust", "source", "created_at", "tool_name", "pinned", "compactable", "ref", "tag"):
+        for name in self.__dataclass_fields__:
             value = getattr(self, name)
             if value != getattr(default, name):
                 out[name] = int(value) if name == "trust" else value
@@ -123,10 +124,8 @@ class Block:
         raise ValueError(f"unknown block type {self.type!r}")
 
     def image_api(self) -> dict[str, Any]:
-        return {
-            "type": "image",
-            "source": {"type": "base64", "media_type": self.media_type, "data": self.data},
-        }
+        source = {"type": "base64", "media_type": self.media_type, "data": self.data}
+        return {"type": "image", "source": source}
 
     # -- log shape (lossless, includes meta) ----------------------------------------------------
     def to_json(self) -> dict[str, Any]:

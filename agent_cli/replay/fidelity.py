@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent_cli.context.working_set import path_of
+from agent_cli.context.working_set import input_path
 from agent_cli.core.types import Message
 from agent_cli.replay.claude_code import Transcript, our_tool_name
 
@@ -117,9 +117,9 @@ def edit_probes(transcript: Transcript) -> list[EditProbe]:
         if message.role == "user":
             for result in message.tool_results():
                 name, tool_input = calls.pop(result.tool_use_id, ("", {}))
-                if result.is_error or not path_of(tool_input):
+                if result.is_error or not input_path(tool_input):
                     continue
-                path = path_of(tool_input)
+                path = input_path(tool_input)
                 if name == "read_file":
                     content = read_content(result.text)
                     if content is not None:
@@ -133,7 +133,7 @@ def edit_probes(transcript: Transcript) -> list[EditProbe]:
             name = our_tool_name(use.name)
             calls[use.id] = (name, dict(use.input))
             index = request_at.get(position)
-            path = path_of(use.input)
+            path = input_path(use.input)
             if index is None or not path:
                 continue
             if name == "edit_file":

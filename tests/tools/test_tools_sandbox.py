@@ -23,7 +23,13 @@ from agent_cli.context.store import MemoryStore
 from agent_cli.tools.base import Tool, ToolContext
 from agent_cli.tools.bash import BashTool
 from agent_cli.tools.permissions import Permissions
-from agent_cli.tools.sandbox.bwrap import ESCAPE_PARAM, Sandbox, SandboxPolicy, permission_note
+from agent_cli.tools.sandbox.bwrap import (
+    ESCAPE_PARAM,
+    Sandbox,
+    SandboxPolicy,
+    command_started,
+    permission_note,
+)
 from agent_cli.tools.sandbox.seccomp import unix_socket_filter
 
 MISSING = "/nonexistent/bin/bwrap"
@@ -397,3 +403,20 @@ async def test_two_commands_at_once_cannot_hand_a_protected_path_to_each_other(w
     (ws / ".mcp.json").write_text("{the person's}")  # made while no command ran: theirs, and kept
     assert sandbox.settle(sandbox.launch("yolo", False)) == ""
     assert (ws / ".mcp.json").read_text() == "{the person's}"
+
+
+def test_a_group_of_bwrap_processes_alone_has_not_started_its_command(tmp_path: Path):
+    """tools/shells/manager.py records a confined background shell only once its command runs:
+    a group holding only processes named bwrap is still setting its sandbox up."""
+    fake = tmp_path / "bwrap"  # a process named bwrap (comm), not the real one
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", fake)
+    setting_up = subprocess.Popen([str(fake), "30"], start_new_session=True)
+    running = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        assert not command_started(setting_up.pid)
+        assert command_started(running.pid)
+        assert not command_started(2**22 + 17)  # no such group
+    finally:
+        for proc in (setting_up, running):
+            proc.kill()
+            proc.wait()

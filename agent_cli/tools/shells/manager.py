@@ -25,11 +25,12 @@ from agent_cli.core.errors import ToolError
 from agent_cli.core.events import ShellInfo, ShellsChanged
 from agent_cli.tools.base import ProcessRecorder, ToolContext, ToolResult
 from agent_cli.tools.bash import DRAIN_GRACE, TERM_GRACE, Capture, kill_group, signal_name, spawn
-from agent_cli.tools.sandbox.bwrap import Launch
+from agent_cli.tools.sandbox.bwrap import Launch, command_started
 from agent_cli.tools.shells.output import ShellOutput
 
 ID_PREFIX = "bash_"
 SWEEP_SECONDS = 1.0  # how often a running confined shell's protected paths are looked at
+SANDBOX_START_WAIT = 5.0  # seconds a confined shell may take to start its command inside bwrap
 _ID = re.compile(rf"^{ID_PREFIX}(\d+)$")
 PROC = Path("/proc")
 Listener = Callable[[ShellsChanged], None]
@@ -119,10 +120,12 @@ class ShellManager:
             output.path.unlink(missing_ok=True)  # nothing ran: no empty ref is left for recall
             raise ToolError(f"could not start the command: {exc}") from exc
         pgid = transport.get_pid()
-        if ctx.processes is not None:
-            ctx.processes.started(pgid, command)
         sandbox = ctx.sandbox
         confined = launch.confined and sandbox is not None
+        if confined:  # started only once the sandbox is up: then it dies with the agent, even by kill -9
+            await _command_running(pgid, capture)
+        if ctx.processes is not None:
+            ctx.processes.started(pgid, command)
         settle = (lambda: sandbox.settle(launch)) if confined else None
         sweep = (lambda: sandbox.sweep(launch)) if confined and launch.watched else None
         shell = Shell(
@@ -295,3 +298,13 @@ def group_alive(pgid: int, proc: Path = PROC) -> bool:
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False
+
+
+async def _command_running(pgid: int, capture: Capture) -> None:
+    """Until a confined shell's command runs inside bwrap (tools/sandbox/bwrap.py:command_started),
+    it ended, or SANDBOX_START_WAIT passed."""
+    deadline = time.monotonic() + SANDBOX_START_WAIT
+    while not capture.exited.is_set() and time.monotonic() < deadline:
+        if command_started(pgid):
+            return
+        await asyncio.sleep(0.005)

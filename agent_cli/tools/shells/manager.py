@@ -3,7 +3,8 @@
 A shell is started as bash starts a command (tools/bash.py: the same sandbox, process group, scrubbed
 environment and process record) and runs until it exits, `kill_shell` ends it, or the session ends
 (`close`/`aclose`; after a `kill -9` of the agent the sandbox's --die-with-parent or the next start's
-reaping does). Its output streams into the session store under its id (output.py), so `recall` has
+reaping does: a confined shell counts as started only once its command runs inside bwrap, when every
+bwrap process has armed --die-with-parent). Its output streams into the session store under its id (output.py), so `recall` has
 every byte; the model reads what is new with `bash_output` (tools.py). The front ends see the shells as
 `core.events.ShellInfo` values and are told of every start and end by a `ShellsChanged` event.
 """

@@ -27,10 +27,10 @@ from agent_cli.tools.sandbox.bwrap import (
     ESCAPE_PARAM,
     Sandbox,
     SandboxPolicy,
-    command_started,
     permission_note,
 )
 from agent_cli.tools.sandbox.seccomp import unix_socket_filter
+from agent_cli.tools.shells.manager import command_started
 
 MISSING = "/nonexistent/bin/bwrap"
 

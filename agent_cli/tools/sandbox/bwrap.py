@@ -283,28 +283,6 @@ class Sandbox:
         )
 
 
-def command_started(pgid: int) -> bool:
-    """Whether a confined command's process group has a process that is not bwrap. bwrap starts the
-    command last, after each of its own processes armed --die-with-parent; each arms it only once it
-    is forked, so a kill -9 of the agent before then can leave bwrap's inner process running, adopted
-    by init, with the command in it (tools/shells/manager.py waits for this before recording a
-    background shell)."""
-    try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return True  # no /proc to look at: nothing to wait for
-    for pid in entries:
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        name_end = stat.rfind(")")
-        fields = stat[name_end + 2 :].split()  # state, ppid, pgrp, ...
-        if len(fields) > 2 and fields[2] == str(pgid) and stat[stat.find("(") + 1 : name_end] != "bwrap":
-            return True
-    return False
-
-
 def wants_escape(input: dict[str, Any]) -> bool:
     """Whether a bash call asks to run outside the sandbox (the permission layer always asks then)."""
     return input.get(ESCAPE_PARAM) is True

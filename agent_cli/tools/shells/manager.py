@@ -4,8 +4,8 @@ A shell is started as bash starts a command (tools/bash.py: the same sandbox, pr
 environment and process record) and runs until it exits, `kill_shell` ends it, or the session ends
 (`close`/`aclose`; after a `kill -9` of the agent the sandbox's --die-with-parent or the next start's
 reaping does: a confined shell counts as started only once its command runs inside bwrap, when every
-bwrap process has armed --die-with-parent). Its output streams into the session store under its id (output.py), so `recall` has
-every byte; the model reads what is new with `bash_output` (tools.py). The front ends see the shells as
+bwrap process has armed --die-with-parent). Its output streams into the session store under its id
+(output.py), so `recall` has every byte; the model reads what is new with `bash_output` (tools.py). The front ends see the shells as
 `core.events.ShellInfo` values and are told of every start and end by a `ShellsChanged` event.
 """
 
@@ -17,7 +17,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -26,7 +26,7 @@ from agent_cli.core.errors import ToolError
 from agent_cli.core.events import ShellInfo, ShellsChanged
 from agent_cli.tools.base import ProcessRecorder, ToolContext, ToolResult
 from agent_cli.tools.bash import DRAIN_GRACE, TERM_GRACE, Capture, kill_group, signal_name, spawn
-from agent_cli.tools.sandbox.bwrap import Launch, command_started
+from agent_cli.tools.sandbox.bwrap import Launch
 from agent_cli.tools.shells.output import ShellOutput
 
 ID_PREFIX = "bash_"
@@ -288,17 +288,30 @@ def group_alive(pgid: int, proc: Path = PROC) -> bool:
         return False
     except PermissionError:
         return True
+    return any(True for _ in _members(pgid, proc))
+
+
+def command_started(pgid: int, proc: Path = PROC) -> bool:
+    """Whether a confined command's process group runs a process that is not bwrap. bwrap starts the
+    command last, after each of its own processes armed --die-with-parent; each arms it only once it
+    is forked, so a kill -9 of the agent before then can leave bwrap's inner process running, adopted
+    by init, with the command in it (`start` waits for this before recording a confined shell)."""
+    return any(name != "bwrap" for name in _members(pgid, proc))
+
+
+def _members(pgid: int, proc: Path) -> Iterator[str]:
+    """The names (comm) of the live processes of group `pgid` (zombies left out), from /proc."""
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         try:
             raw = (entry / "stat").read_text(encoding="ascii", errors="replace")
         except OSError:
-            continue
-        fields = raw[raw.rfind(")") + 2 :].split()
+            continue  # gone meanwhile
+        end = raw.rfind(")")
+        fields = raw[end + 2 :].split()  # state, ppid, pgrp, ...
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+            yield raw[raw.find("(") + 1 : end]
 
 
 async def _command_running(pgid: int, capture: Capture) -> None:

@@ -117,9 +117,9 @@ def edit_probes(transcript: Transcript) -> list[EditProbe]:
         if message.role == "user":
             for result in message.tool_results():
                 name, tool_input = calls.pop(result.tool_use_id, ("", {}))
-                if result.is_error or not input_path(tool_input):
-                    continue
                 path = input_path(tool_input)
+                if result.is_error or not path:
+                    continue
                 if name == "read_file":
                     content = read_content(result.text)
                     if content is not None:

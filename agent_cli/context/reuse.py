@@ -8,8 +8,8 @@ or input could be cleared:
   edits to come), `edited` once the picture holds the model's own changes (the read is then needed
   for a few more edits at most), `named` when the file is fresh and named in the person's words, the
   todo list or the last failing command's output (needed whatever its age); what the picture no
-  longer holds is `stale` (superseded: never needed). Other calls are `output` (bash), `listing`
-  (grep, glob, ls) or `other`;
+  longer holds is `stale` (superseded: never needed), and so is a todo list a later one replaced.
+  Other calls are `output` (bash), `listing` (grep, glob, ls) or `other`;
 - **how old it is**: calls since the file (or the call) was last touched. Reuse decays
   exponentially, `p = prior × exp(-age / tau)`;
 - **what points at it**: a file read in the same response as a file just edited counts as touched
@@ -42,6 +42,7 @@ from agent_cli.context.working_set import (
     named_files,
     path_of,
     pictures,
+    todo_lists,
 )
 from agent_cli.core.types import Block, Message
 
@@ -186,6 +187,8 @@ def predict(
                 out[call] = Reuse(p, cls, age, path, decay)
         for call in picture.stale:
             out[call] = Reuse(0.0, "stale", age, path)
+    for call in todo_lists(view)[:-1]:  # a todo list a later one replaced: never needed
+        out[call] = Reuse(0.0, "stale", total - number[call])
     for use in uses:
         if use.id in out:
             continue

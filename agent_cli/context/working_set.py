@@ -13,6 +13,9 @@ Computed from the view alone, by code (no model), so a replayed view gets the sa
   Code's `TaskCreate`/`TaskUpdate`), in the last failing command's output (a bash result with a
   non-zero exit) or in given texts (the person's words). A path is matched with either separator
   (`src\\x.go` names `C:\\repo\\src\\x.go`: sessions run on Windows too).
+- `todo_lists`: each todo-list call replaces the whole list, so only the latest (that did not fail)
+  is the plan. A todo tool's calls are otherwise never compacted; one a later list replaced is stale
+  (context/reuse.py) and its input (a list) and result may go like any stale output.
 - `file_key`: one name per file, however a call spells its path. A model on Windows writes
   `C:\\repo\\x.go` in one call and `C:/repo/x.go` or `c:\\repo\\x.go` in the next; anyone may write
   `./x.go` or `src//x.go`. As written, those were different files: the read of a file being edited
@@ -156,12 +159,9 @@ def named_files(view: Sequence[Message], paths: Sequence[str], extra: Sequence[s
     """Paths named in the latest todo list, the last failing command's output or the `extra` texts."""
     texts: list[str] = list(extra)
     uses = {b.id: b for m in view if m.role == "assistant" for b in m.tool_uses()}
-    todo = next(
-        (b for m in reversed(view) if m.role == "assistant" for b in m.tool_uses() if _name(b) in TODO_TOOLS),
-        None,
-    )
-    if todo is not None:
-        texts.append(str(todo.input))
+    lists = todo_lists(view)
+    if lists:
+        texts.append(str(uses[lists[-1]].input))
     texts += open_tasks(view)
     for message in reversed(view):
         results = [
@@ -177,6 +177,19 @@ def named_files(view: Sequence[Message], paths: Sequence[str], extra: Sequence[s
             break
     mentioned = {_slashed(m.group(0)).lstrip("./") for text in texts for m in _PATHISH.finditer(text)}
     return [p for p in paths if any(len(m) > 3 and _same_file(p, m) for m in mentioned)]
+
+
+def todo_lists(view: Sequence[Message]) -> list[str]:
+    """The todo-list calls that set a list (a failed one set nothing), oldest first: each replaces
+    the list before it, so only the last is the plan."""
+    failed = {b.tool_use_id for m in view if m.role == "user" for b in m.tool_results() if b.is_error}
+    return [
+        b.id
+        for m in view
+        if m.role == "assistant"
+        for b in m.tool_uses()
+        if _name(b) in TODO_TOOLS and b.id not in failed
+    ]
 
 
 def open_tasks(view: Sequence[Message]) -> list[str]:

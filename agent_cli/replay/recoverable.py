@@ -4,7 +4,8 @@ For every compaction the replay sees the view before it. Whatever text left the 
 result's body, a large string of a tool call's input, the words of a message — and is not still in
 the span's new messages must occur verbatim in what the store holds under one of the compaction's
 refs (or the ref the block already carried). Input strings are looked for as JSON strings too
-(tool inputs are stored as JSON). The view holds text from outside with our tags escaped
+(tool inputs are stored as JSON); an input's list or object (a todo list, MultiEdit's edits) must
+come back equal, compared as canonical JSON. The view holds text from outside with our tags escaped
 (core/tags.py) while the store keeps the original bytes, so the store's text is compared escaped too. Summaries and engine placeholders leaving the view are not items:
 their own originals were checked when they were made.
 """
@@ -32,10 +33,29 @@ def block_strings(block: Block) -> list[str]:
     if block.type in ("text", "tool_result"):
         strings = [block.text]
     elif block.type == "tool_use":
-        strings = [v for v in block.input.values() if isinstance(v, str)]
+        strings = [v if isinstance(v, str) else canonical(v) for v in block.input.values() if _bulky(v)]
     else:
         return []
     return [s for s in strings if not s.startswith(ENGINE_TEXT)]
+
+
+def canonical(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _bulky(value: object) -> bool:
+    return isinstance(value, str | list | dict)
+
+
+def stored_values(stored: str) -> set[str]:
+    """The lists and objects of a stored tool input (JSON), canonical."""
+    try:
+        data = json.loads(stored)
+    except ValueError:
+        return set()
+    if not isinstance(data, dict):
+        return set()
+    return {canonical(v) for v in data.values() if isinstance(v, list | dict)}
 
 
 @dataclass
@@ -58,12 +78,15 @@ class RecoverableCheck:
         """(items that left the view, items the store gives back byte-identical)."""
         found = 0
         cache: dict[str, str] = {}
+        values: dict[str, set[str]] = {}
         for text, refs in self.items:
             quoted = json.dumps(text, ensure_ascii=False)[1:-1]
             for ref in refs:
                 if ref not in cache:
                     cache[ref] = store.get(ref) or ""
-                if text in cache[ref] or quoted in cache[ref] or text in escape_tags(cache[ref]):
+                    values[ref] = stored_values(cache[ref])
+                stored = cache[ref]
+                if text in stored or quoted in stored or text in escape_tags(stored) or text in values[ref]:
                     found += 1
                     break
         return len(self.items), found

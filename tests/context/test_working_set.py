@@ -3,6 +3,7 @@ stale and finished work goes first (context/working_set.py, context/reuse.py, ti
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from hypothesis import given
@@ -13,7 +14,8 @@ from agent_cli.context.reuse import HAZARD, predict
 from agent_cli.context.tiers import Digest, MicroCompact
 from agent_cli.context.tiers.pricing import valued
 from agent_cli.context.tiers.region import find_runs
-from agent_cli.context.working_set import UNCHANGED_PREFIX, file_key, named_files, pictures
+from agent_cli.context.working_set import UNCHANGED_PREFIX, file_key, named_files, pictures, todo_lists
+from agent_cli.replay.recoverable import RecoverableCheck
 from tests.context.test_tiers import FakeSummarizer, asst, make_ctx, person, read_pair, results
 
 
@@ -203,6 +205,57 @@ def test_reads_waiting_their_turn_in_a_run_edited_in_read_order_are_queued():
     later = predict(out_of_order)
     assert later["r4"].cls == "whole"  # the run was not a queue after all
     assert later["r4"].p < guess["r4"].p
+
+
+def plan(tid: str, done: int, error: bool = False) -> list:
+    """A todo_write of eight steps, the first `done` completed; its result shows the list (ours does)."""
+    todos = [
+        {"content": f"step {n}: update the parser's caller in module_{n}.py", "status": "completed"}
+        if n < done
+        else {"content": f"step {n}: update the parser's caller in module_{n}.py", "status": "pending"}
+        for n in range(8)
+    ]
+    return [
+        asst("", (tid, "todo_write", {"todos": todos})),
+        results((tid, "todo_write", "Todo list:\n" + json.dumps(todos, indent=1)), error=error),
+    ]
+
+
+def test_a_todo_list_a_later_one_replaced_is_stale_and_a_failed_one_replaces_nothing():
+    view = [person("update the callers"), *plan("t0", 0), *plan("t1", 2), *plan("t2", 3, error=True)]
+    guess = predict(view)
+    assert guess["t0"].cls == "stale" and guess["t0"].p == 0
+    assert guess["t1"].cls != "stale"  # the plan: t2 failed and set nothing
+    assert todo_lists(view) == ["t0", "t1"]
+
+
+async def test_t1_clears_replaced_todo_lists_though_the_tool_is_kept_and_the_plan_stays_whole():
+    """A todo tool's calls are never compacted while they are the plan; one a later list replaced
+    is worth nothing: its input (a list, not a string) and its result go, and come back equal."""
+    view = [person("update the callers")]
+    for n in range(4):
+        view += plan(f"t{n}", n)
+        view += call(f"x{n}", "bash", command=f"go test ./module_{n}")
+    view += [asst("Three done."), person("go on")]
+    ctx = replace(
+        make_ctx(view, budget=100_000, last_request_at=0.0),  # cold: no rewrite to pay
+        tool_compactable=lambda name: name != "todo_write",
+    )
+    compaction = await MicroCompact().propose(view, ctx, "cache_cold")
+    assert compaction is not None
+    after = apply_compaction(view, compaction)
+    uses = {b.id: b for m in after for b in m.tool_uses()}
+    outputs = {b.tool_use_id: b.text for m in after for b in m.tool_results()}
+    for old in ("t0", "t1", "t2"):
+        assert str(uses[old].input["todos"]).startswith("[cleared: "), old
+        assert outputs[old].startswith("[cleared: todo_write output"), old
+        stored = json.loads(compaction.originals[uses[old].meta.ref])
+        assert stored["todos"] == next(b for m in view for b in m.tool_uses() if b.id == old).input["todos"]
+    assert isinstance(uses["t3"].input["todos"], list) and outputs["t3"].startswith("Todo list:")
+    check = RecoverableCheck()
+    check.observe(view, compaction)
+    assert check.count(compaction.originals) == (6, 6)  # three lists and three results, all equal
+    assert check.count({})[1] == 0  # an empty store gives nothing back: the check can fail
 
 
 # -- T1 with the predictor ----------------------------------------------------------------------------

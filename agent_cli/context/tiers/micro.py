@@ -33,7 +33,14 @@ from agent_cli.context.tiers.coarsen import coarsen
 from agent_cli.context.tiers.collapse import KEEP_CALLS, collapse
 from agent_cli.context.tiers.image_clear import clear_image
 from agent_cli.context.tiers.markers import CLEARED_PREFIX, short_ref
-from agent_cli.context.tiers.pricing import Choice, auto_threshold, choose, large_keys, valued_tokens
+from agent_cli.context.tiers.pricing import (
+    Choice,
+    auto_threshold,
+    choose,
+    input_text,
+    large_keys,
+    valued_tokens,
+)
 from agent_cli.context.tiers.selection import (
     is_compacted_result,
     read_range,
@@ -229,7 +236,7 @@ def clear(
                 refs.append(ref)
                 keys = inputs[(index, j)]
                 cleared = {
-                    k: (f"{CLEARED_PREFIX}{len(v)} chars; recall ref {ref}]" if k in keys else v)
+                    k: (f"{CLEARED_PREFIX}{len(input_text(v))} chars; recall ref {ref}]" if k in keys else v)
                     for k, v in old.input.items()
                 }
                 blocks[j] = replace(old, input=cleared, meta=replace(old.meta, ref=ref))

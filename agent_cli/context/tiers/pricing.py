@@ -18,6 +18,7 @@ system prompt's, and rewrites every message.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,18 +34,23 @@ from agent_cli.context.tiers.selection import (
     result_tool_name,
     tool_uses_by_id,
 )
-from agent_cli.context.working_set import SUPERSEDED_KEYS, WorkingSet
+from agent_cli.context.working_set import SUPERSEDED_KEYS, WorkingSet, todo_lists
 from agent_cli.core.types import Message
 
 STALE = Reuse(0.0, "stale", 0)
 
 
 def large_keys(tool_input: dict, limit: int) -> list[str]:
+    """The input's values longer than `limit` characters (a list or an object by its JSON)."""
     return [
         k
         for k, v in tool_input.items()
-        if isinstance(v, str) and len(v) > limit and not v.startswith(CLEARED_PREFIX)
+        if len(input_text(v)) > limit and not (isinstance(v, str) and v.startswith(CLEARED_PREFIX))
     ]
+
+
+def input_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def requests_made(view: Sequence[Message]) -> int:
@@ -130,6 +136,7 @@ def candidates_of(
     uses = tool_uses_by_id(view)
     limit = ctx.config.micro_keep_chars
     seen_upto = max(0, len(view) - 2)  # the last user message and the calls it answers are new
+    replaced = frozenset(todo_lists(view)[:-1])  # kept whole while it is the plan, not once replaced
     out: list[Candidate] = []
     where: dict[str, tuple[int, int, tuple[str, ...], str]] = {}
     for i, message in enumerate(view[:seen_upto]):
@@ -137,8 +144,8 @@ def candidates_of(
             if block.meta.pinned:
                 continue
             if message.role == "user" and block.type == "tool_result":
-                if block.meta.source == "compactor" or not ctx.tool_compactable(
-                    result_tool_name(block, uses)
+                if block.meta.source == "compactor" or not (
+                    ctx.tool_compactable(result_tool_name(block, uses)) or block.tool_use_id in replaced
                 ):
                     continue
                 if (len(block.text) <= limit and not block.data) or is_compacted_result(block):
@@ -153,7 +160,9 @@ def candidates_of(
                 out.append(Candidate(key, i, tokens, guess.p, guess.age, guess.cls, guess.path, guess.decay))
                 where[key] = (i, j, (), key)
             elif (
-                message.role == "assistant" and block.type == "tool_use" and ctx.tool_compactable(block.name)
+                message.role == "assistant"
+                and block.type == "tool_use"
+                and (ctx.tool_compactable(block.name) or block.id in replaced)
             ):
                 keys = large_keys(block.input, limit)
                 guess = guesses.get(block.id, STALE)
@@ -161,7 +170,7 @@ def candidates_of(
                 rest = tuple(k for k in keys if k not in SUPERSEDED_KEYS)
                 for suffix, group, p in (("-old", old, 0.0), ("-in", rest, guess.p)):
                     if group:
-                        tokens = sum(ctx.counter.text(block.input[k]) for k in group)
+                        tokens = sum(ctx.counter.text(input_text(block.input[k])) for k in group)
                         key = block.id + suffix
                         cls, decay = (guess.cls, guess.decay) if p else ("stale", 1.0)
                         out.append(Candidate(key, i, tokens, p, guess.age, cls, guess.path, decay))
@@ -227,7 +236,7 @@ def valued_tokens(view: Sequence[Message], ctx: TierContext) -> int:
             if block.type == "tool_result" and block.tool_use_id in keep:
                 total += ctx.counter.text(block.text)
             elif block.type == "tool_use" and block.id in keep:
-                total += sum(ctx.counter.text(v) for v in block.input.values() if isinstance(v, str))
+                total += sum(ctx.counter.text(input_text(v)) for v in block.input.values())
     return total
 
 

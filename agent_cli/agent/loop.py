@@ -122,7 +122,7 @@ class Loop:
         self.log.compaction(compaction)
         if not applied:
             self.engine.apply(compaction)
-        if compaction.tier != "T0":  # offloads are routine; the UI shows them on the tool call
+        if not compaction.routine:
             emit(compacted_event(compaction))
         self._check()
 

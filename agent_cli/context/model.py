@@ -111,6 +111,17 @@ class Compaction:
     originals: dict[str, str] = field(default_factory=dict)  # ref -> original text, written to the store
     bet: Bet | None = None  # T1: the priced decision behind it (forecast, saving, risk, rewrite)
 
+    @property
+    def routine(self) -> bool:
+        """Not worth a line in the transcript: T0's offloads (the UI shows them on their tool call),
+        and a T1 clear under pressure that rewrote none of the cache (only an applied edit's old
+        text the next request would have written: tiers/pricing.py:candidates_of)."""
+        if self.tier == "T0":
+            return True
+        return (
+            self.tier == "T1" and self.trigger == "pressure" and self.bet is not None and not self.bet.rewrite
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "tier": self.tier,

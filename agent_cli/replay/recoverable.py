@@ -4,8 +4,8 @@ For every compaction the replay sees the view before it. Whatever text left the 
 result's body, a large string of a tool call's input, the words of a message — and is not still in
 the span's new messages must occur verbatim in what the store holds under one of the compaction's
 refs (or the ref the block already carried). Input strings are looked for as JSON strings too
-(tool inputs are stored as JSON); an input's list or object (a todo list, MultiEdit's edits) must
-come back equal, compared as canonical JSON. The view holds text from outside with our tags escaped
+(tool inputs are stored as JSON); an input's list or object (a todo list, MultiEdit's edits) is
+looked for as its JSON, in the text or as a value of the stored input. The view holds text from outside with our tags escaped
 (core/tags.py) while the store keeps the original bytes, so the store's text is compared escaped too. Summaries and engine placeholders leaving the view are not items:
 their own originals were checked when they were made.
 """
@@ -33,14 +33,14 @@ def block_strings(block: Block) -> list[str]:
     if block.type in ("text", "tool_result"):
         strings = [block.text]
     elif block.type == "tool_use":
-        strings = [v if isinstance(v, str) else canonical(v) for v in block.input.values() if _bulky(v)]
+        strings = [v if isinstance(v, str) else as_json(v) for v in block.input.values() if _bulky(v)]
     else:
         return []
     return [s for s in strings if not s.startswith(ENGINE_TEXT)]
 
 
-def canonical(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+def as_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _bulky(value: object) -> bool:
@@ -48,14 +48,14 @@ def _bulky(value: object) -> bool:
 
 
 def stored_values(stored: str) -> set[str]:
-    """The lists and objects of a stored tool input (JSON), canonical."""
+    """The lists and objects of a stored tool input (JSON, however indented), as `as_json` writes them."""
     try:
         data = json.loads(stored)
     except ValueError:
         return set()
     if not isinstance(data, dict):
         return set()
-    return {canonical(v) for v in data.values() if isinstance(v, list | dict)}
+    return {as_json(v) for v in data.values() if isinstance(v, list | dict)}
 
 
 @dataclass

@@ -132,16 +132,20 @@ def candidates_of(
     view: Sequence[Message], ctx: TierContext, guesses: dict[str, Reuse]
 ) -> tuple[list[Candidate], dict[str, tuple[int, int, tuple[str, ...], str]]]:
     """Every clearable item, and where it is: key -> (message, block, input keys or (), call id).
-    What the model has not seen yet (the last message and the calls it answers) is never one."""
+    What the model has not seen yet (the last message and the calls it answers) is never one, but
+    for an applied edit's old text in those calls: the model wrote it, the file no longer holds it,
+    and clearing it before any request has cached it rewrites nothing."""
     uses = tool_uses_by_id(view)
     limit = ctx.config.micro_keep_chars
     seen_upto = max(0, len(view) - 2)  # the last user message and the calls it answers are new
     replaced = frozenset(todo_lists(view)[:-1])  # kept whole while it is the plan, not once replaced
+    applied = {b.tool_use_id for b in view[-1].tool_results() if not b.is_error} if view else set()
     out: list[Candidate] = []
     where: dict[str, tuple[int, int, tuple[str, ...], str]] = {}
-    for i, message in enumerate(view[:seen_upto]):
+    for i, message in enumerate(view[: seen_upto + 1]):
+        fresh = i == seen_upto  # the calls the last message answers: only their applied old text
         for j, block in enumerate(message.blocks):
-            if block.meta.pinned:
+            if block.meta.pinned or (fresh and (block.type != "tool_use" or block.id not in applied)):
                 continue
             if message.role == "user" and block.type == "tool_result":
                 if block.meta.source == "compactor" or not (
@@ -167,7 +171,7 @@ def candidates_of(
                 keys = large_keys(block.input, limit)
                 guess = guesses.get(block.id, STALE)
                 old = tuple(k for k in keys if k in SUPERSEDED_KEYS)  # an applied edit's old text
-                rest = tuple(k for k in keys if k not in SUPERSEDED_KEYS)
+                rest = () if fresh else tuple(k for k in keys if k not in SUPERSEDED_KEYS)
                 for suffix, group, p in (("-old", old, 0.0), ("-in", rest, guess.p)):
                     if group:
                         tokens = sum(ctx.counter.text(input_text(block.input[k])) for k in group)

@@ -5,9 +5,10 @@ result's body, a large string of a tool call's input, the words of a message —
 the span's new messages must occur verbatim in what the store holds under one of the compaction's
 refs (or the ref the block already carried). Input strings are looked for as JSON strings too
 (tool inputs are stored as JSON); an input's list or object (a todo list, MultiEdit's edits) is
-looked for as its JSON, in the text or as a value of the stored input. The view holds text from outside with our tags escaped
-(core/tags.py) while the store keeps the original bytes, so the store's text is compared escaped too. Summaries and engine placeholders leaving the view are not items:
-their own originals were checked when they were made.
+looked for as its JSON, in the text or as a value of the stored input. The view holds text from
+outside with our tags escaped (core/tags.py) while the store keeps the original bytes, so the
+store's text is compared escaped too. Summaries and engine placeholders leaving the view are not
+items: their own originals were checked when they were made.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 from agent_cli.context.model import Compaction
 from agent_cli.context.tiers.markers import CLEARED_PREFIX
+from agent_cli.context.tiers.pricing import input_text
 from agent_cli.context.tiers.selection import is_compacted_result, is_summary_block
 from agent_cli.core.tags import escape_tags
 from agent_cli.core.types import Block, Message
@@ -33,14 +35,10 @@ def block_strings(block: Block) -> list[str]:
     if block.type in ("text", "tool_result"):
         strings = [block.text]
     elif block.type == "tool_use":
-        strings = [v if isinstance(v, str) else as_json(v) for v in block.input.values() if _bulky(v)]
+        strings = [input_text(v) for v in block.input.values() if _bulky(v)]
     else:
         return []
     return [s for s in strings if not s.startswith(ENGINE_TEXT)]
-
-
-def as_json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _bulky(value: object) -> bool:
@@ -48,14 +46,14 @@ def _bulky(value: object) -> bool:
 
 
 def stored_values(stored: str) -> set[str]:
-    """The lists and objects of a stored tool input (JSON, however indented), as `as_json` writes them."""
+    """The lists and objects of a stored tool input (JSON, however indented), as `input_text` writes them."""
     try:
         data = json.loads(stored)
     except ValueError:
         return set()
     if not isinstance(data, dict):
         return set()
-    return {as_json(v) for v in data.values() if isinstance(v, list | dict)}
+    return {input_text(v) for v in data.values() if isinstance(v, list | dict)}
 
 
 @dataclass

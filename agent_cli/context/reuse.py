@@ -42,7 +42,7 @@ from agent_cli.context.working_set import (
     named_files,
     path_of,
     pictures,
-    todo_lists,
+    replaced_lists,
 )
 from agent_cli.core.types import Block, Message
 
@@ -188,7 +188,7 @@ def predict(
                 out[call] = Reuse(p, cls, age, path, decay)
         for call in picture.stale:
             out[call] = Reuse(0.0, "stale", age, path)
-    for call in todo_lists(view)[:-1]:  # a todo list a later one replaced: never needed
+    for call in replaced_lists(view):  # a todo list a later one replaced: never needed
         out[call] = Reuse(0.0, "stale", total - number[call])
     for use in uses:
         if use.id in out:

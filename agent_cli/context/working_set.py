@@ -192,6 +192,11 @@ def todo_lists(view: Sequence[Message]) -> list[str]:
     ]
 
 
+def replaced_lists(view: Sequence[Message]) -> frozenset[str]:
+    """The todo-list calls a later list replaced: every one but the plan."""
+    return frozenset(todo_lists(view)[:-1])
+
+
 def open_tasks(view: Sequence[Message]) -> list[str]:
     """What the open tasks of Claude Code's task list say (`TaskCreate`'s subject and description,
     as `TaskUpdate` left them; a completed or deleted task is closed). A task's number is the one

@@ -59,8 +59,8 @@ class EvictionReport:
     def summary(self) -> str:
         """One line for /context."""
         line = (
-            f"T1 cleared {self.clears} item{'' if self.clears == 1 else 's'} ({self.cleared_tokens:,} tokens); "
-            f"{self.misses} came back "
+            f"T1 cleared {self.clears} item{'' if self.clears == 1 else 's'} "
+            f"({self.cleared_tokens:,} tokens); {self.misses} came back "
             f"(misses, {self.miss_cost:,} weighted tokens"
             + (f"; {self.restored} brought back with an edit" if self.restored else "")
             + ")"

@@ -34,7 +34,7 @@ from agent_cli.context.tiers.selection import (
     result_tool_name,
     tool_uses_by_id,
 )
-from agent_cli.context.working_set import SUPERSEDED_KEYS, WorkingSet, todo_lists
+from agent_cli.context.working_set import SUPERSEDED_KEYS, WorkingSet, replaced_lists
 from agent_cli.core.types import Message
 
 STALE = Reuse(0.0, "stale", 0)
@@ -138,7 +138,7 @@ def candidates_of(
     uses = tool_uses_by_id(view)
     limit = ctx.config.micro_keep_chars
     seen_upto = max(0, len(view) - 2)  # the last user message and the calls it answers are new
-    replaced = frozenset(todo_lists(view)[:-1])  # kept whole while it is the plan, not once replaced
+    replaced = replaced_lists(view)  # a todo list is kept whole while it is the plan, not once replaced
     applied = {b.tool_use_id for b in view[-1].tool_results() if not b.is_error} if view else set()
     out: list[Candidate] = []
     where: dict[str, tuple[int, int, tuple[str, ...], str]] = {}

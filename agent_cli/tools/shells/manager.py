@@ -5,8 +5,9 @@ environment and process record) and runs until it exits, `kill_shell` ends it, o
 (`close`/`aclose`; after a `kill -9` of the agent the sandbox's --die-with-parent or the next start's
 reaping does: a confined shell counts as started only once its command runs inside bwrap, when every
 bwrap process has armed --die-with-parent). Its output streams into the session store under its id
-(output.py), so `recall` has every byte; the model reads what is new with `bash_output` (tools.py). The front ends see the shells as
-`core.events.ShellInfo` values and are told of every start and end by a `ShellsChanged` event.
+(output.py), so `recall` has every byte; the model reads what is new with `bash_output` (tools.py).
+The front ends see the shells as `core.events.ShellInfo` values and are told of every start and end
+by a `ShellsChanged` event.
 """
 
 from __future__ import annotations
@@ -315,7 +316,7 @@ def _members(pgid: int, proc: Path) -> Iterator[str]:
 
 
 async def _command_running(pgid: int, capture: Capture) -> None:
-    """Until a confined shell's command runs inside bwrap (tools/sandbox/bwrap.py:command_started),
+    """Until a confined shell's command runs inside bwrap (`command_started`),
     it ended, or SANDBOX_START_WAIT passed."""
     deadline = time.monotonic() + SANDBOX_START_WAIT
     while not capture.exited.is_set() and time.monotonic() < deadline:

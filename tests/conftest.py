@@ -21,14 +21,24 @@ os.environ.setdefault("CLAUDE_CONFIG_DIR", "/nonexistent-claude-test-config")  #
 @pytest.fixture(scope="session", autouse=True)
 def private_tmux(tmp_path_factory: pytest.TempPathFactory):
     """The tmux tests run on a tmux server of their own (its socket under a temporary TMUX_TMPDIR),
-    never on the person's: not inside their session, not beside their windows; ended afterwards."""
+    never on the person's: not inside their session, not beside their windows; ended afterwards.
+    It stays up between tests (`exit-empty off`): otherwise the server a test's last session leaves
+    is still exiting when the next test starts a session, and that `new-session` fails."""
+    import subprocess
+
     saved = {var: os.environ.get(var) for var in ("TMUX", "TMUX_TMPDIR", "TMUX_PANE")}
     os.environ.pop("TMUX", None)
     os.environ.pop("TMUX_PANE", None)
     os.environ["TMUX_TMPDIR"] = str(tmp_path_factory.mktemp("tmux"))
+    try:
+        subprocess.run(
+            ["tmux", "start-server", ";", "set-option", "-g", "exit-empty", "off"],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        pass  # no tmux here: the tmux tests say so themselves
     yield
-    import subprocess
-
     try:
         subprocess.run(["tmux", "kill-server"], capture_output=True, timeout=10)
     except (OSError, subprocess.SubprocessError):

@@ -295,7 +295,11 @@ def make_provider(config: Config) -> Provider:
         )
     from agent_cli.llm.anthropic import AnthropicProvider
 
-    return AnthropicProvider(base_url=config.base_url or None, idle_timeout=config.stream_idle_timeout)
+    return AnthropicProvider(
+        base_url=config.base_url or None,
+        idle_timeout=config.stream_idle_timeout,
+        registry=registry(config.models),
+    )
 
 
 def trust_decision(config: Config, workspace: Path) -> TrustDecision:

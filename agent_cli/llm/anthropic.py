@@ -8,6 +8,9 @@
   for `idle_timeout` seconds. A `StreamRetry` is yielded before each wait. An error after content
   was streamed is never retried silently: it is raised.
 - Every failure leaves as a classified `ProviderError` (anthropic_errors.py).
+- A model with preserved thinking (models.toml `thinking_binding`) gets back only the thinking blocks
+  still bound to what precedes them (llm/thinking_binding.py): the context engine rewrites old
+  messages, and such a model refuses a block whose prefix changed.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from agent_cli.llm.base import (
     collect,
 )
 from agent_cli.llm.retry import STALL_TIMEOUT, Backoff, stream_with_retries
+from agent_cli.llm.thinking_binding import BETA, ThinkingBinding, asked_to_drop
 
 _CONTENT_EVENTS = (StreamText, StreamThinking, StreamToolStart, StreamToolInput)
 
@@ -60,6 +64,7 @@ class AnthropicProvider:
         clock: Callable[[], float] = time.time,
         auth_token: str | None = None,
         idle_timeout: float | None = STALL_TIMEOUT,
+        registry: models.ModelRegistry | None = None,
     ) -> None:
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         # a bearer token (ANTHROPIC_AUTH_TOKEN, used by gateways) stands in for a key when there is none
@@ -75,6 +80,8 @@ class AnthropicProvider:
         self._clock = clock
         self._client: Any = None
         self._lock = threading.Lock()
+        self._registry = registry or models.builtin_registry()
+        self.binding = ThinkingBinding()
 
     # -- client ---------------------------------------------------------------------------------
     @property
@@ -131,6 +138,9 @@ class AnthropicProvider:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         client = await self._ensure_client()
         body = request.to_api()
+        binds = self._registry.lookup(request.model).binds_thinking
+        if binds:  # only the thinking still bound to its prefix goes back, and a misjudged block is dropped
+            body = asked_to_drop(self.binding.outgoing(body)[0])
         attempts: list[_Attempt] = []
 
         def new_attempt() -> _Attempt:
@@ -140,11 +150,15 @@ class AnthropicProvider:
         async for event in stream_with_retries(new_attempt, self.backoff, idle_timeout=self.idle_timeout):
             yield event
         turn = attempts[-1].turn
-        yield StreamDone(turn.message(), turn.usage, turn.stop_reason)
+        message = turn.message()
+        if binds:
+            self.binding.produced(body, message)
+        yield StreamDone(message, turn.usage, turn.stop_reason)
 
     async def _attempt(self, client: Any, body: dict[str, Any], turn: _Turn) -> AsyncIterator[StreamEvent]:
+        beta = {"extra_headers": {"anthropic-beta": BETA}} if _binding(body) else {}
         try:
-            sse = await client.messages.create(**body, stream=True)
+            sse = await client.messages.create(**body, stream=True, **beta)
         except Exception as err:
             raise classify_error(err) from err
         try:
@@ -293,6 +307,10 @@ class _Turn:
                 )
                 blocks.append(Block.tool_use(p.id, p.name, _tool_input(p), tool_meta))
         return Message(role="assistant", blocks=tuple(blocks))
+
+
+def _binding(body: dict[str, Any]) -> bool:
+    return "block_binding" in (body.get("thinking") or {})
 
 
 def _tool_input(partial: _Partial) -> dict[str, Any]:

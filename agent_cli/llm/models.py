@@ -36,6 +36,7 @@ _KEYS: dict[str, str | None] = {
     "prompt_cache": None,
     "provider": None,
     "summarizer": None,
+    "thinking_binding": None,
 }
 _DATED = re.compile(r"^[-@](\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
@@ -46,6 +47,7 @@ class ModelEntry:
     provider: str = ""
     summarizer: str = ""  # "" = the model itself
     known: bool = True
+    binds_thinking: bool = False  # preserved thinking: blocks bound to their prefix (thinking_binding.py)
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class ModelRegistry:
             str(spec.get("provider") or ""),
             str(spec.get("summarizer") or ""),
             known=table is not None,
+            binds_thinking=bool(spec.get("thinking_binding")),
         )
 
     def info(self, name: str, window: int | None = None) -> ModelInfo:
@@ -160,7 +163,7 @@ def check_table(where: str, table: Any) -> dict[str, Any]:
             raise ConfigError(f"unknown setting {where}.{key}: use one of {', '.join(_KEYS)}")
         if key in ("provider", "summarizer"):
             ok = isinstance(value, str)
-        elif key == "prompt_cache":
+        elif key in ("prompt_cache", "thinking_binding"):
             ok = isinstance(value, bool)
         elif key in ("window", "max_output", "cache_min_tokens"):
             ok = isinstance(value, int) and not isinstance(value, bool) and value > 0

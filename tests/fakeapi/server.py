@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tests.fakeapi.binding import PreservedThinking
 from tests.fakeapi.cache import PromptCache, estimate_tokens, request_tokens
 from tests.fakeapi.http_base import FakeHandler, FakeServer, Responder, command_line, pieces, serve
 from tests.fakeapi.replies import (
@@ -58,6 +59,7 @@ class FakeAnthropic(FakeServer):
         clock: Callable[[], float] = time.monotonic,
         separate_summaries: bool = False,
         responder: Responder | None = None,
+        bind_thinking: bool = False,
     ) -> None:
         super().__init__(
             host,
@@ -70,6 +72,9 @@ class FakeAnthropic(FakeServer):
         )
         self.cache = PromptCache(clock, cache_min_tokens)
         self.count_requests: list[dict[str, Any]] = []  # bodies of POST /v1/messages/count_tokens
+        # bind_thinking: thinking blocks are bound to their prefix, as a model with preserved thinking's
+        # are (binding.py): one sent back after its prefix changed is refused, or dropped when asked
+        self.binding = PreservedThinking() if bind_thinking else None
 
     def record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
         with self.lock:
@@ -111,6 +116,11 @@ class _Handler(FakeHandler):
         except Invalid as err:
             self._error(400, "invalid_request_error", str(err))
             return
+        if self.fake.binding is not None and not count_only:
+            body, refused = self.fake.binding.check(body)
+            if refused:
+                self._error(400, "invalid_request_error", refused)
+                return
         tokens = request_tokens(len(raw), body)
         limit = self.fake.max_prompt_tokens
         if limit is not None and tokens > limit:
@@ -146,6 +156,8 @@ class _Handler(FakeHandler):
             },
         }
         blocks = [self._content(b) for b in reply.blocks]
+        if self.fake.binding is not None:
+            blocks = self.fake.binding.sign(body, blocks)
         output_tokens = reply.output_tokens or max(1, estimate_tokens(len(json.dumps(blocks))))
         message = {
             "id": self.fake.next_id("msg"),

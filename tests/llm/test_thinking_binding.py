@@ -1,0 +1,125 @@
+"""A model with preserved thinking refuses a thinking block whose prefix changed; the context engine
+changes old messages by design. The provider sends back only the blocks still bound to what precedes
+them — against the fake API, which binds its thinking the way the real one does (tests/fakeapi/binding.py)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from agent_cli.core.types import Block, BlockMeta, Message, Trust
+from agent_cli.llm.anthropic import AnthropicProvider
+from agent_cli.llm.base import Request
+from agent_cli.llm.thinking_binding import BETA, ThinkingBinding
+from tests.fakeapi import FakeAnthropic, Thinking, ToolUse, reply, text
+from tests.fakeapi.fixtures import Sleeps
+
+TOOLS = [{"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}]
+SYSTEM = [{"type": "text", "text": "You are a test."}]
+
+
+def _request(model: str, messages: list[dict[str, Any]]) -> Request:
+    return Request(model=model, system=SYSTEM, messages=messages, tools=TOOLS, max_tokens=1000)
+
+
+def _api(message: Message) -> dict[str, Any]:
+    return {"role": message.role, "content": [b.to_api() for b in message.blocks]}
+
+
+def _result(call: str, content: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": content}]}
+
+
+def _thoughts(body: dict[str, Any]) -> list[str]:
+    return [
+        b["thinking"]
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "thinking"
+    ]
+
+
+async def _session(model: str, server: FakeAnthropic) -> list[dict[str, Any]]:
+    """Two reads, each answered after a thought; then the first read's result is cleared (what T1
+    does) and the session goes on for two more requests. The bodies the server received."""
+    provider = AnthropicProvider(
+        api_key="sk-ant-test", base_url=server.url, sleep=Sleeps(), rng=random.Random(7), max_retries=0
+    )
+    server.push(
+        reply(Thinking("read a first"), ToolUse("read_file", {"path": "a.py"}, "t1")),
+        reply(Thinking("now b"), ToolUse("read_file", {"path": "b.py"}, "t2")),
+        reply(Thinking("a was cleared; b is enough"), ToolUse("read_file", {"path": "c.py"}, "t3")),
+        text("done"),
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "read the files"}]
+    first = await provider.complete(_request(model, messages))
+    messages += [_api(first.message), _result("t1", "A" * 3000)]
+    second = await provider.complete(_request(model, messages))
+    messages += [_api(second.message), _result("t2", "B" * 3000)]
+    messages[2] = _result("t1", "[cleared: read_file a.py, 3000 chars; recall ref t1]")  # T1's clear
+    third = await provider.complete(_request(model, messages))
+    messages += [_api(third.message), _result("t3", "C")]
+    await provider.complete(_request(model, messages))
+    return server.requests
+
+
+async def test_only_thinking_still_bound_to_its_prefix_is_sent_back():
+    with FakeAnthropic(bind_thinking=True) as server:
+        bodies = await _session("claude-sonnet-5-5", server)
+        assert server.statuses == [200, 200, 200, 200]
+        assert server.binding is not None and server.binding.dropped == []  # nothing left for the API
+        # the thought before the clear stays; the one after it (bound to the old result) is left out;
+        # the one produced after the clear is bound to the cleared view and goes back
+        assert _thoughts(bodies[2]) == ["read a first"]
+        assert _thoughts(bodies[3]) == ["read a first", "a was cleared; b is enough"]
+        assert all(b["thinking"]["block_binding"]["prefix_mismatch_behavior"] == "drop_block" for b in bodies)
+        assert all(h.get("anthropic-beta") == BETA for h in server.headers)
+
+
+async def test_a_model_without_binding_is_sent_its_thinking_as_it_was():
+    with FakeAnthropic(bind_thinking=True) as server:  # the fake binds whatever the model
+        try:
+            await _session("claude-opus-4-6", server)
+        except Exception as err:  # the request after the clear is refused: what the guard prevents
+            assert "bound to a different conversation" in str(err)
+        assert server.statuses == [200, 200, 400]
+        assert all("thinking" not in b for b in server.requests)
+        assert all("anthropic-beta" not in h for h in server.headers)
+
+
+def _thinking(signature: str) -> Block:
+    return Block(type="thinking", text="t", signature=signature, meta=BlockMeta(Trust.ASSISTANT, "assistant"))
+
+
+def test_a_change_leaves_out_only_the_thinking_after_it_and_unknown_blocks_stay():
+    guard = ThinkingBinding()
+    body: dict[str, Any] = {"system": SYSTEM, "tools": TOOLS, "messages": [{"role": "user", "content": "go"}]}
+    guard.produced(body, Message("assistant", (_thinking("s1"), Block.text_block("one"))))
+    sent = [
+        *body["messages"],
+        {"role": "assistant", "content": [_thinking("s1").to_api(), {"type": "text", "text": "one"}]},
+    ]
+    later = {**body, "messages": [*sent, {"role": "user", "content": "more"}]}
+    guard.produced(later, Message("assistant", (_thinking("s2"),)))
+    unknown = {"type": "thinking", "thinking": "t", "signature": "never-seen"}
+    whole = [*later["messages"], {"role": "assistant", "content": [_thinking("s2").to_api()]}]
+    whole.append({"role": "user", "content": [unknown, {"type": "text", "text": "x"}]})
+
+    same, dropped = guard.outgoing({**body, "messages": whole})
+    assert dropped == 0 and same["messages"] == whole  # nothing changed: everything goes back
+    marked = [dict(m) for m in whole]
+    marked[0] = {
+        "role": "user",
+        "content": [{"type": "text", "text": "go", "cache_control": {"type": "ephemeral"}}],
+    }
+    assert guard.outgoing({**body, "messages": marked})[1] == 0  # a cache marker is not a change
+
+    changed = [dict(m) for m in whole]
+    changed[2] = {"role": "user", "content": "more, and then some"}
+    out, dropped = guard.outgoing({**body, "messages": changed})
+    assert dropped == 1  # s2 came after the change; s1 before it; the unknown block is not judged here
+    assert out["messages"][3]["content"] == [{"type": "text", "text": "(no content)"}]
+    assert out["messages"][1]["content"][0]["signature"] == "s1"
+    assert out["messages"][4]["content"][0] == unknown
+    assert guard.outgoing({**body, "system": [{"type": "text", "text": "other"}], "messages": whole})[1] == 2

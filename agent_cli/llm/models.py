@@ -37,6 +37,7 @@ _KEYS: dict[str, str | None] = {
     "provider": None,
     "summarizer": None,
     "thinking_binding": None,
+    "thinking_turns": None,
 }
 _DATED = re.compile(r"^[-@](\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
@@ -48,6 +49,7 @@ class ModelEntry:
     summarizer: str = ""  # "" = the model itself
     known: bool = True
     binds_thinking: bool = False  # preserved thinking: blocks bound to their prefix (thinking_binding.py)
+    thinking_turns: int = 0  # the API keeps the last N turns' thinking (0: all; replay/thinking_turns.py)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class ModelRegistry:
             str(spec.get("summarizer") or ""),
             known=table is not None,
             binds_thinking=bool(spec.get("thinking_binding")),
+            thinking_turns=int(spec.get("thinking_turns") or 0),
         )
 
     def info(self, name: str, window: int | None = None) -> ModelInfo:
@@ -167,6 +170,8 @@ def check_table(where: str, table: Any) -> dict[str, Any]:
             ok = isinstance(value, bool)
         elif key in ("window", "max_output", "cache_min_tokens"):
             ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        elif key == "thinking_turns":
+            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
         else:
             ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
         if not ok:

@@ -141,11 +141,12 @@ class CacheSimulator:
 
 
 def prefix_keys(segments: Sequence[Segment]) -> list[bytes]:
-    """The rolling digest of blocks 0..i for each i."""
+    """The rolling digest of blocks 0..i for each i (a block with no key is not part of it)."""
     out: list[bytes] = []
     running = b""
     for segment in segments:
-        running = hashlib.blake2b(running + segment.key, digest_size=16).digest()
+        if segment.key:
+            running = hashlib.blake2b(running + segment.key, digest_size=16).digest()
         out.append(running)
     return out
 
@@ -223,12 +224,16 @@ def _payload(block: dict[str, Any]) -> Any:
     return None
 
 
-def request_segments(request: Request, counter: RawCounter, memo: SegmentMemo | None = None) -> list[Segment]:
+def request_segments(
+    request: Request, counter: RawCounter, memo: SegmentMemo | None = None, *, thinking_keyed: bool = True
+) -> list[Segment]:
     """The request's blocks in cache order (tools, system, messages) as segments.
 
     Tokens follow the counter exactly: the raw count of each block (a message's own overhead on its
     first block, the request's on the first segment), calibrated on the running total, so the
-    segments sum to `counter.request(request)`.
+    segments sum to `counter.request(request)`. `thinking_keyed` False: thinking blocks are counted
+    but not part of the cache key (a model whose API leaves older turns' thinking out still reads
+    the prefix it cached with them: replay/thinking_turns.py).
     """
     entries: list[tuple[bool, float, bytes, int]] = []  # (breakpoint, ttl, key, raw tokens)
     previous = 0
@@ -244,13 +249,18 @@ def request_segments(request: Request, counter: RawCounter, memo: SegmentMemo | 
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        keyed = 0  # blocks of the message in the key so far (where a block sits is part of it)
         for index, block in enumerate(content):
-            kind = role if index == 0 else f"{role}+"
+            unkeyed = not thinking_keyed and block.get("type") in ("thinking", "redacted_thinking")
+            kind = role if keyed == 0 else f"{role}+"
             if memo is not None:
                 raw, key = memo.get(kind, block, counter)
             else:
                 raw, key = counter.raw_api_block(block), block_key(kind, block)
-            entries.append((*_marker(block), key, raw + (message_overhead if index == 0 else 0)))
+            keyed += not unkeyed
+            entries.append(
+                (*_marker(block), b"" if unkeyed else key, raw + (message_overhead if index == 0 else 0))
+            )
     if entries:
         mark, ttl, key, raw = entries[0]
         entries[0] = (mark, ttl, key, raw + counter.raw_request({"messages": []}))  # the request's overhead

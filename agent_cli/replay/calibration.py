@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.types import Message
 from agent_cli.replay.claude_code import Transcript
+from agent_cli.replay.thinking_turns import first_kept, turns_kept, without_thinking
 
 MIN_FIT_TOKENS = 5_000  # growth needed (our raw tokens) before the factor is fitted to the recording
 STAND_IN_HEADER = (
@@ -39,8 +41,8 @@ def calibrate(transcript: Transcript, model: str) -> Calibration:
 
     The factor is the ratio of billed to estimated tokens over the growth between consecutive
     requests (same model, no compaction between): the unrecorded system prompt and tools cancel
-    out. Fewer than MIN_FIT_TOKENS of growth: the model's default factor. The overhead is the first
-    request's recorded input minus our estimate of its messages.
+    out. Fewer than MIN_FIT_TOKENS of growth: the model's default factor. Contexts are counted as
+    the API reads them (thinking_turns.py). The overhead: `overhead_tokens`.
     """
     counter = TokenCounter(model)
     raw_of = _RawMessages(counter)
@@ -52,7 +54,7 @@ def calibrate(transcript: Transcript, model: str) -> Calibration:
         if request.usage is None:
             previous = None
             continue
-        raw = raw_of(transcript.recorded_context(request))
+        raw = raw_of(transcript.recorded_context(request), turns_kept(request.model))
         total = request.usage.total_input
         if previous is not None and previous[2] == request.model:
             if not any(previous[3] < cut <= request.position for cut in cuts) and raw > previous[1]:
@@ -64,38 +66,50 @@ def calibrate(transcript: Transcript, model: str) -> Calibration:
         previous = (total, raw, request.model, request.position)
     if estimated >= MIN_FIT_TOKENS and billed > 0:
         counter = TokenCounter(model, factor=billed / estimated)
-    overhead = overhead_tokens(transcript, counter)
     per_model = {name: b / e for name, (b, e) in by_model.items() if e >= MIN_FIT_TOKENS and b > 0}
     if len(per_model) < 2:
         per_model = {}  # one model: the session factor is its factor
-    return Calibration(counter.factor, overhead, tuple(estimator_errors(transcript, model)), per_model)
+    fitted = Calibration(counter.factor, 0, (), per_model)
+    overhead = overhead_tokens(transcript, counter, fitted.scale_for)
+    return replace(fitted, overhead=overhead, errors=tuple(estimator_errors(transcript, model)))
 
 
 class _RawMessages:
-    """Raw token counts of messages, each message object counted once (contexts share them)."""
+    """Raw token counts of a context as the API reads it (`turns`: replay/thinking_turns.py), each
+    message object counted once either way (contexts share them)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._known: dict[int, tuple[Message, int]] = {}
+        self._known: dict[tuple[int, bool], tuple[Message, int]] = {}
 
-    def __call__(self, messages: Sequence[Message]) -> int:
+    def __call__(self, messages: Sequence[Message], turns: int = 0) -> int:
         total = 0
-        for message in messages:
-            found = self._known.get(id(message))
+        first = first_kept(messages, turns)
+        for index, message in enumerate(messages):
+            key = (id(message), index < first)
+            found = self._known.get(key)
             if found is None:
-                found = (message, self.counter.raw_message(message))
-                self._known[id(message)] = found
+                found = (message, self.counter.raw_message(without_thinking(message) if key[1] else message))
+                self._known[key] = found
             total += found[1]
         return total
 
 
-def overhead_tokens(transcript: Transcript, counter: TokenCounter) -> int:
-    """Tokens of the recorded agent's system prompt + tools: first request's input minus its messages."""
+def overhead_tokens(
+    transcript: Transcript, counter: TokenCounter, scale_for: Callable[[str], float] = lambda _: 1.0
+) -> int:
+    """Tokens of the recorded agent's system prompt + tools (not in its log): the median, over its
+    requests, of the recorded input (in this session's tokens) less our count of the context it
+    sent. One request is a poor sample: the recorded agent's system prompt, tools and attachments
+    change within a session (bench/RESULTS.md, stop 34)."""
+    raw_of = _RawMessages(counter)
+    rest: list[float] = []
     for request in transcript.requests:
-        if request.usage is not None and request.usage.total_input > 0:
-            context = transcript.recorded_context(request)
-            return max(0, request.usage.total_input - counter.messages(context))
-    return 0
+        if request.usage is None or request.usage.total_input <= 0:
+            continue
+        sent = raw_of(transcript.recorded_context(request), turns_kept(request.model))
+        rest.append(request.usage.total_input / scale_for(request.model) - counter.scale(sent))
+    return max(0, round(statistics.median(rest))) if rest else 0
 
 
 def estimator_errors(transcript: Transcript, model: str) -> list[float]:
@@ -113,7 +127,7 @@ def estimator_errors(transcript: Transcript, model: str) -> list[float]:
         if request.usage is None or request.usage.total_input <= 0:
             continue
         recorded = request.usage.total_input
-        messages_raw = raw_of(transcript.recorded_context(request))
+        messages_raw = raw_of(transcript.recorded_context(request), turns_kept(request.model))
         if overhead_raw is None:
             overhead_raw = max(0, round(recorded / counter.factor) - messages_raw)
         raw = overhead_raw + messages_raw

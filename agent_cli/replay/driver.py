@@ -44,6 +44,7 @@ from agent_cli.replay.report import (
     percentile,
     reference,
 )
+from agent_cli.replay.thinking_turns import as_read, turns_kept
 
 POLICIES = (
     "default",
@@ -266,11 +267,13 @@ async def _run(
             compactions += engine.append(message, ingest=not as_sent).compactions
         clock.now = max(clock.now, recorded.timestamp)
         compactions += await engine.maybe_compact()
+        turns = turns_kept(recorded.model)  # what the API reads of the thinking sent back
         if as_sent:
             request = engine.requests.of(transcript.recorded_context(recorded), model, _reserved)
         else:
             request = engine.build_request()
-        segments = request_segments(request, counter, memo)
+        built, request = request, as_read(request, turns)
+        segments = request_segments(request, counter, memo, thinking_keyed=not turns)
         tokens = sum(s.tokens for s in segments)
         tries = 0
         while not as_sent and tokens > model.context_window and tries < config.emergency_retries:
@@ -282,8 +285,9 @@ async def _run(
                 maximum=model.context_window,
             )
             compactions.append(engine.emergency(overflow))
-            request = engine.build_request()
-            segments = request_segments(request, counter, memo)
+            built = engine.build_request()
+            request = as_read(built, turns)
+            segments = request_segments(request, counter, memo, thinking_keyed=not turns)
             tokens = sum(s.tokens for s in segments)
         if tools and recorded.index == 0:
             sim.warm(segments, len(tools) - 1, clock.now)
@@ -300,7 +304,7 @@ async def _run(
         orphan_uses += uses
         orphan_results += results
         over_budget += int(cached.total > budget)
-        for warning in engine.observe(request, cached.usage(output)):
+        for warning in engine.observe(built, _as_built(cached.usage(output), built, request, counter)):
             if warning not in warnings:
                 warnings.append(warning)
         engine.append(transcript.messages[recorded.position], ingest=not as_sent)  # T0 leaves what was sent
@@ -339,6 +343,16 @@ def write_request(out: TextIO, index: int, request: Request, tokens: int, usage:
     """One simulated request as one JSON line: what would be sent, its size and its cache effect."""
     line = {"request": index, "context_tokens": tokens, "usage": usage.to_json(), **request.to_api()}
     out.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _as_built(usage: Usage, built: Request, read: Request, counter: TokenCounter) -> Usage:
+    """`usage` with what the API left out of the request as built counted as read: the engine does
+    not model older turns' thinking being left out (thinking_turns.py), so its counter is not
+    taught a factor that would shrink everything else."""
+    if read is built:
+        return usage
+    left_out = counter.request(built) - counter.request(read)
+    return replace(usage, cache_read_input_tokens=usage.cache_read_input_tokens + left_out)
 
 
 def _scaled_count(counter: TokenCounter, scale: float) -> Callable[[str], int]:

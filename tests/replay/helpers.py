@@ -13,7 +13,8 @@ T0 = datetime(2026, 2, 10, 10, 0, 0, tzinfo=UTC).timestamp()
 class SessionWriter:
     """Writes a Claude Code JSONL: one line per content block, usage on every line of a response."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: str = "claude-opus-4-6") -> None:
+        self.model = model
         self.lines: list[dict[str, Any]] = []
         self._n = 0
         self._calls = 0
@@ -54,7 +55,7 @@ class SessionWriter:
                     "timestamp": self._stamp(at),
                     "message": {
                         "id": message_id,
-                        "model": "claude-opus-4-6",
+                        "model": self.model,
                         "role": "assistant",
                         "content": [block],
                         "usage": usage,

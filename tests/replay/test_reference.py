@@ -70,11 +70,12 @@ def test_reference_of_the_long_sessions_matches_the_readme(name, weighted, reque
     # the estimator against the as-sent context (Claude Code's own compaction applied) stays close
     calibration = calibrate(transcript, transcript.model)
     assert len(calibration.errors) == requests
-    assert calibration.errors[0] == 0  # the overhead is taken from the first request
+    assert calibration.errors[0] == 0  # the live estimator takes its overhead from the first request
     assert percentile(calibration.errors, 0.5) < 5
     # our cl100k counts are scaled up to the recorded tokenizer (which counts more for this text)
     assert 1.1 < calibration.factor < 2.0
-    assert 20_000 < calibration.overhead < 30_000
+    # the replay's overhead is the typical request's (26k and 33k; their first requests show 26k)
+    assert 20_000 < calibration.overhead < 35_000
 
 
 def test_percentile_nearest_rank():

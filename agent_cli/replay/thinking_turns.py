@@ -1,0 +1,74 @@
+"""The thinking the API reads of a request: models before Claude Opus 4.5 keep only the latest turns'.
+
+With thinking on, Claude Sonnet 4.5, Haiku 4.5 and the earlier models keep the thinking blocks of
+the last assistant turn only (models.toml `thinking_turns = 1`; the API's default when
+`clear_thinking_20251015` is not configured): the API leaves older ones out, so they are not
+billed, and the prompt cache is read only up to the first block it leaves out. Newer models keep
+every block (`thinking_turns` 0). A turn begins at a user message that answers no tool call.
+
+The replay counts and caches each request as the API reads it. Checked on the shared sessions: on
+entire-08940314 (Sonnet 4.5) the recorded input less our count of the context it sent is flat at
+~11-14k tokens over requests 12-204 with older turns' thinking left out, and drifts by 16k with it
+kept; on entire-375d5d79 (Opus 4.5) it is flat with it kept (bench/RESULTS.md, stop 34).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from agent_cli.core.types import Message, Request
+from agent_cli.llm.models import builtin_registry
+
+THINKING = ("thinking", "redacted_thinking")
+
+
+def turns_kept(model: str) -> int:
+    """Turns whose thinking the API keeps for `model` (0: all)."""
+    return builtin_registry().lookup(model).thinking_turns
+
+
+def _turn_start(prompts: Sequence[bool], turns: int) -> int:
+    """Index of the first message whose thinking is kept: the start of the `turns`-th last turn
+    (`prompts[i]`: message i begins a turn)."""
+    starts = [i for i, begins in enumerate(prompts) if begins]
+    return starts[-turns] if len(starts) >= turns else 0
+
+
+def as_read(request: Request, turns: int) -> Request:
+    """`request` without the thinking blocks the API leaves out (itself when it keeps them all)."""
+    if turns <= 0:
+        return request
+    messages = request.messages
+    first = _turn_start([_begins_turn(m) for m in messages], turns)
+    out: list[dict[str, Any]] = []
+    changed = False
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if i < first and message.get("role") == "assistant" and isinstance(content, list):
+            kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING)]
+            if kept and len(kept) != len(content):
+                message, changed = {**message, "content": kept}, True
+        out.append(message)
+    return replace(request, messages=out) if changed else request
+
+
+def first_kept(messages: Sequence[Message], turns: int) -> int:
+    """Index of the first message of a context whose thinking the API keeps (0: all of it)."""
+    if turns <= 0:
+        return 0
+    return _turn_start([m.role == "user" and not m.tool_results() for m in messages], turns)
+
+
+def without_thinking(message: Message) -> Message:
+    """`message` as the API reads it before the kept turns (an all-thinking message stays)."""
+    kept = tuple(b for b in message.blocks if b.type != "thinking")
+    return replace(message, blocks=kept) if kept and len(kept) != len(message.blocks) else message
+
+
+def _begins_turn(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    if message.get("role") != "user":
+        return False
+    return not (isinstance(content, list) and any(b.get("type") == "tool_result" for b in content))

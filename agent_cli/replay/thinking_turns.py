@@ -3,13 +3,15 @@
 With thinking on, Claude Sonnet 4.5, Haiku 4.5 and the earlier models keep the thinking blocks of
 the last assistant turn only (models.toml `thinking_turns = 1`; the API's default when
 `clear_thinking_20251015` is not configured): the API leaves older ones out, so they are not
-billed, and the prompt cache is read only up to the first block it leaves out. Newer models keep
-every block (`thinking_turns` 0). A turn begins at a user message that answers no tool call.
+billed, and the prefix cached while they were still in it is read all the same (for such a model
+the cache simulator leaves thinking out of its keys). Newer models keep every block
+(`thinking_turns` 0). A turn begins at a user message that answers no tool call.
 
 The replay counts and caches each request as the API reads it. Checked on the shared sessions: on
 entire-08940314 (Sonnet 4.5) the recorded input less our count of the context it sent is flat at
 ~11-14k tokens over requests 12-204 with older turns' thinking left out, and drifts by 16k with it
-kept; on entire-375d5d79 (Opus 4.5) it is flat with it kept (bench/RESULTS.md, stop 34).
+kept, and a new turn on a warm cache wrote ~100 tokens; on entire-375d5d79 (Opus 4.5) it is flat
+with all thinking kept (bench/RESULTS.md, stop 34).
 """
 
 from __future__ import annotations

@@ -273,6 +273,9 @@ def main(argv: list[str] | None = None) -> None:
         "answer 'prompt is too long' above this",
     )
     parser.add_argument("--cache-min-tokens", type=int, default=0)
+    parser.add_argument(
+        "--bind-thinking", action="store_true", help="bind thinking blocks to their prefix (binding.py)"
+    )
     args = parser.parse_args(argv)
     server = FakeAnthropic(
         args.host,
@@ -280,6 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         require_key=args.require_key,
         max_prompt_tokens=args.max_prompt_tokens,
         cache_min_tokens=args.cache_min_tokens,
+        bind_thinking=args.bind_thinking,
     )
     serve(
         server,
@@ -287,6 +291,11 @@ def main(argv: list[str] | None = None) -> None:
         lambda s: [
             f"fake Anthropic API on {s.url} ({s.pending} scripted replies, then 'ok')",
             f"  export ANTHROPIC_BASE_URL={s.url} ANTHROPIC_API_KEY={args.require_key or 'sk-ant-fake'}",
+            *(
+                ["  thinking is bound to its prefix: a changed prefix gets a 400 (or the block dropped)"]
+                if args.bind_thinking
+                else []
+            ),
         ],
     )
 

@@ -16,6 +16,8 @@ import hashlib
 import json
 from typing import Any
 
+from tests.fakeapi.cache import without_cache_control
+
 SIGNED = "bound:"
 
 
@@ -70,12 +72,4 @@ def _digest(body: dict[str, Any], messages: list[dict[str, Any]]) -> str:
         "system": body.get("system") or [],
         "messages": [{"role": m.get("role"), "content": _blocks(m)} for m in messages],
     }
-    return hashlib.sha256(json.dumps(_plain(prefix), sort_keys=True).encode()).hexdigest()
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+    return hashlib.sha256(json.dumps(without_cache_control(prefix), sort_keys=True).encode()).hexdigest()

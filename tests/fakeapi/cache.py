@@ -129,7 +129,9 @@ def _segments(body: dict[str, Any]) -> Iterator[_Segment]:
     chars = 0
     for tag, block in _blocks(body):
         ttl = _breakpoint_ttl(block)
-        text = json.dumps(_strip(block), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(
+            without_cache_control(block), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        )
         chars += len(text) + sum(_image_chars(data) - len(data) for data in _image_data(block))
         running.update(f"\x00{tag}\x00{text}".encode())
         yield _Segment(running.copy().hexdigest(), estimate_tokens(chars), ttl)
@@ -166,9 +168,10 @@ def _breakpoint_ttl(block: Any) -> float | None:
     return None
 
 
-def _strip(block: Any) -> Any:
+def without_cache_control(block: Any) -> Any:
+    """`block` (any JSON value) with every `cache_control` marker left out: what the API compares."""
     if isinstance(block, dict):
-        return {k: _strip(v) for k, v in block.items() if k != "cache_control"}
+        return {k: without_cache_control(v) for k, v in block.items() if k != "cache_control"}
     if isinstance(block, list):
-        return [_strip(v) for v in block]
+        return [without_cache_control(v) for v in block]
     return block

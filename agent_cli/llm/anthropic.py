@@ -10,7 +10,8 @@
 - Every failure leaves as a classified `ProviderError` (anthropic_errors.py).
 - A model with preserved thinking (models.toml `thinking_binding`) gets back only the thinking blocks
   still bound to what precedes them (llm/thinking_binding.py): the context engine rewrites old
-  messages, and such a model refuses a block whose prefix changed.
+  messages, and such a model refuses a block whose prefix changed. Should it refuse one anyway, the
+  request is sent again asking the API to drop such blocks, and so is every later one.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from agent_cli.llm.base import (
     collect,
 )
 from agent_cli.llm.retry import STALL_TIMEOUT, Backoff, stream_with_retries
-from agent_cli.llm.thinking_binding import BETA, ThinkingBinding, asked_to_drop
+from agent_cli.llm.thinking_binding import BETA, ThinkingBinding, asked_to_drop, refused_as_misbound
 
 _CONTENT_EVENTS = (StreamText, StreamThinking, StreamToolStart, StreamToolInput)
 
@@ -139,8 +140,24 @@ class AnthropicProvider:
         client = await self._ensure_client()
         body = request.to_api()
         binds = self._registry.lookup(request.model).binds_thinking
-        if binds:  # only the thinking still bound to its prefix goes back, and a misjudged block is dropped
-            body = asked_to_drop(self.binding.outgoing(body)[0])
+        if binds:  # only the thinking still bound to its prefix goes back (llm/thinking_binding.py)
+            body = self.binding.outgoing(body)[0]
+            if self.binding.drop_misbound:
+                body = asked_to_drop(body)
+        try:
+            async for event in self._stream_body(client, body, binds):
+                yield event
+        except ProviderError as err:
+            if not (binds and not self.binding.drop_misbound and refused_as_misbound(err)):
+                raise
+            # a block this guard judged bound was refused: from now on the API drops such blocks
+            self.binding.drop_misbound = True
+            async for event in self._stream_body(client, asked_to_drop(body), binds):
+                yield event
+
+    async def _stream_body(
+        self, client: Any, body: dict[str, Any], binds: bool
+    ) -> AsyncIterator[StreamEvent]:
         attempts: list[_Attempt] = []
 
         def new_attempt() -> _Attempt:

@@ -8,16 +8,18 @@ a different conversation"; by default on accounts created from 2026-08-31) or dr
 
 The context engine changes old messages by design: every T1 clear, fold and summary does. So before
 each request the provider asks this guard which thinking blocks are still bound to what the request
-carries, and leaves the others out. A change invalidates only the thinking after it: blocks before
-it, and blocks produced after it, stay.
+carries, and leaves the others out (the view and the log keep them). A change invalidates only the
+thinking after it: blocks before it, and blocks produced after it, stay.
 
 How: a running SHA-256 over the request in order (tools, system, then each message's blocks;
 `cache_control` is not content and is left out). When a response arrives, each of its thinking blocks
 is recorded (by its signature, which is unique) with the digest of everything before it. A block is
-sent back only when the digest before it in the new request is the recorded one. A block this guard
-never saw produced (a session resumed in a new process) is sent as it is; the request also asks the
-API to drop, not refuse, a block that no longer fits (`REQUEST_FIELD`, beta `BETA`), so even a block
-misjudged here costs some thinking, never the session.
+sent back only when the digest before it in the new request is the recorded one; a block this guard
+never saw produced (a session resumed in a new process) cannot be vouched for and is left out too.
+Should the API refuse a block all the same, the provider sends the request again asking it to drop,
+not refuse, such blocks (`REQUEST_FIELD`, beta `BETA`), and keeps asking for the rest of the session
+(`drop_misbound`): the history still holds whatever the API saw changed. Requests otherwise go out as
+the engine built them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ THINKING_TYPES = ("thinking", "redacted_thinking")
 EMPTY = {"type": "text", "text": "(no content)"}  # the API refuses an empty message
 
 
+def refused_as_misbound(err: Exception) -> bool:
+    """Whether the API refused a request for a thinking block whose prefix changed."""
+    return getattr(err, "status", None) == 400 and "bound to a different conversation" in str(err)
+
+
 def asked_to_drop(body: dict[str, Any]) -> dict[str, Any]:
     """`body` asking the API to drop (not refuse) a thinking block whose prefix changed. Such models
     think adaptively by default, so naming the mode changes nothing else."""
@@ -48,6 +55,7 @@ class ThinkingBinding:
 
     def __init__(self) -> None:
         self._bound: dict[str, str] = {}  # signature -> digest of everything before the block
+        self.drop_misbound = False  # the API refused a block this guard let through: ask it to drop
 
     def outgoing(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """`body` without the thinking blocks whose prefix changed since they were produced, and how
@@ -60,8 +68,7 @@ class ThinkingBinding:
             kept: list[Any] = []
             for block in _content(message):
                 if _is_thinking(block):
-                    want = self._bound.get(_signature(block))
-                    if want is not None and want != running.hexdigest():
+                    if self._bound.get(_signature(block)) != running.hexdigest():
                         dropped += 1
                         continue
                 running.update(_canonical(block))

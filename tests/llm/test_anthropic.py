@@ -24,7 +24,6 @@ from agent_cli.llm.base import (
     StreamToolStart,
     StreamUsage,
 )
-from agent_cli.llm.thinking_binding import REQUEST_FIELD
 from tests.fakeapi import (
     Disconnect,
     FakeAnthropic,
@@ -126,12 +125,7 @@ async def test_thinking_is_streamed_and_kept_with_its_signature(fake_anthropic):
         "Consider the edge cases first.",
         "sig-123",
     )
-    # the budget as asked; the model binds its thinking, so a block no longer bound is dropped, not refused
-    assert fake_anthropic.requests[0]["thinking"] == {
-        "type": "enabled",
-        "budget_tokens": 2048,
-        **REQUEST_FIELD,
-    }
+    assert fake_anthropic.requests[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
 
 
 async def test_usage_reports_cache_fields(fake_anthropic):

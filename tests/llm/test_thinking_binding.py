@@ -10,7 +10,7 @@ from typing import Any
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 from agent_cli.llm.anthropic import AnthropicProvider
 from agent_cli.llm.base import Request
-from agent_cli.llm.thinking_binding import BETA, ThinkingBinding
+from agent_cli.llm.thinking_binding import BETA, REQUEST_FIELD, ThinkingBinding
 from tests.fakeapi import FakeAnthropic, Thinking, ToolUse, reply, text
 from tests.fakeapi.fixtures import Sleeps
 
@@ -73,8 +73,23 @@ async def test_only_thinking_still_bound_to_its_prefix_is_sent_back():
         # the one produced after the clear is bound to the cleared view and goes back
         assert _thoughts(bodies[2]) == ["read a first"]
         assert _thoughts(bodies[3]) == ["read a first", "a was cleared; b is enough"]
-        assert all(b["thinking"]["block_binding"]["prefix_mismatch_behavior"] == "drop_block" for b in bodies)
-        assert all(h.get("anthropic-beta") == BETA for h in server.headers)
+        # the requests go out as built: no thinking setting, no beta
+        assert all("thinking" not in b for b in bodies) and all(
+            "anthropic-beta" not in h for h in server.headers
+        )
+
+
+async def test_a_block_refused_all_the_same_sends_the_request_again_asking_the_api_to_drop(monkeypatch):
+    """A guard that misjudges (here: one that lets everything through): the API's 400 for the block
+    is answered by the same request asking it to drop such blocks, and so is every later request."""
+    monkeypatch.setattr(ThinkingBinding, "outgoing", lambda self, body: (body, 0))
+    with FakeAnthropic(bind_thinking=True) as server:
+        bodies = await _session("claude-sonnet-5-5", server)
+        assert server.statuses == [200, 200, 400, 200, 200]
+        assert server.binding is not None and server.binding.dropped == [(4, 3, 0), (5, 3, 0)]
+        asked = [b.get("thinking", {}).get("block_binding") for b in bodies]
+        assert asked == [None, None, None, REQUEST_FIELD["block_binding"], REQUEST_FIELD["block_binding"]]
+        assert [h.get("anthropic-beta") for h in server.headers] == [None, None, None, BETA, BETA]
 
 
 async def test_a_model_without_binding_is_sent_its_thinking_as_it_was():
@@ -92,7 +107,7 @@ def _thinking(signature: str) -> Block:
     return Block(type="thinking", text="t", signature=signature, meta=BlockMeta(Trust.ASSISTANT, "assistant"))
 
 
-def test_a_change_leaves_out_only_the_thinking_after_it_and_unknown_blocks_stay():
+def test_a_change_leaves_out_only_the_thinking_after_it_and_a_block_never_seen_produced():
     guard = ThinkingBinding()
     body: dict[str, Any] = {"system": SYSTEM, "tools": TOOLS, "messages": [{"role": "user", "content": "go"}]}
     guard.produced(body, Message("assistant", (_thinking("s1"), Block.text_block("one"))))
@@ -102,9 +117,8 @@ def test_a_change_leaves_out_only_the_thinking_after_it_and_unknown_blocks_stay(
     ]
     later = {**body, "messages": [*sent, {"role": "user", "content": "more"}]}
     guard.produced(later, Message("assistant", (_thinking("s2"),)))
-    unknown = {"type": "thinking", "thinking": "t", "signature": "never-seen"}
     whole = [*later["messages"], {"role": "assistant", "content": [_thinking("s2").to_api()]}]
-    whole.append({"role": "user", "content": [unknown, {"type": "text", "text": "x"}]})
+    whole.append({"role": "user", "content": "x"})
 
     same, dropped = guard.outgoing({**body, "messages": whole})
     assert dropped == 0 and same["messages"] == whole  # nothing changed: everything goes back
@@ -118,8 +132,12 @@ def test_a_change_leaves_out_only_the_thinking_after_it_and_unknown_blocks_stay(
     changed = [dict(m) for m in whole]
     changed[2] = {"role": "user", "content": "more, and then some"}
     out, dropped = guard.outgoing({**body, "messages": changed})
-    assert dropped == 1  # s2 came after the change; s1 before it; the unknown block is not judged here
+    assert dropped == 1  # s2 came after the change; s1 before it
     assert out["messages"][3]["content"] == [{"type": "text", "text": "(no content)"}]
     assert out["messages"][1]["content"][0]["signature"] == "s1"
-    assert out["messages"][4]["content"][0] == unknown
     assert guard.outgoing({**body, "system": [{"type": "text", "text": "other"}], "messages": whole})[1] == 2
+    # a block this guard never saw produced (a resumed session) cannot be vouched for
+    unknown = {"type": "thinking", "thinking": "t", "signature": "never-seen"}
+    resumed = [*whole, {"role": "assistant", "content": [unknown, {"type": "text", "text": "y"}]}]
+    out, dropped = guard.outgoing({**body, "messages": resumed})
+    assert dropped == 1 and out["messages"][-1]["content"] == [{"type": "text", "text": "y"}]

@@ -7,11 +7,12 @@ billed, and the prefix cached while they were still in it is read all the same (
 the cache simulator leaves thinking out of its keys). Newer models keep every block
 (`thinking_turns` 0). A turn begins at a user message that answers no tool call.
 
-The replay counts and caches each request as the API reads it. Checked on the shared sessions: on
-entire-08940314 (Sonnet 4.5) the recorded input less our count of the context it sent is flat at
-~11-14k tokens over requests 12-204 with older turns' thinking left out, and drifts by 16k with it
-kept, and a new turn on a warm cache wrote ~100 tokens; on entire-375d5d79 (Opus 4.5) it is flat
-with all thinking kept (bench/RESULTS.md, stop 34).
+The replay counts and caches each request as the API reads it. Checked on the shared sessions
+(bench/residuals.py): at each new turn of entire-08940314 (Sonnet 4.5) the recorded input shrinks
+though a prompt was added, and so does only our count without the older thinking (request 274:
+-4,941 recorded; +755 counted, -3,873 left out), while on entire-375d5d79 (Opus 4.5) it grows with
+the count that keeps everything; a new turn on a warm cache wrote ~100 tokens (bench/RESULTS.md,
+stop 34).
 """
 
 from __future__ import annotations

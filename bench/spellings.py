@@ -1,6 +1,6 @@
 """Does the policy see one file however a session spells its path? A Windows copy of each session.
 
-    .venv/bin/python bench/spellings.py [--dir ../shared/transcripts] [--every 7] [--seed 5]
+    .venv/bin/python bench/spellings.py [--dir ../shared/transcripts] [--every 7] [--seed 5] [--keep DIR]
 
 None of the shared sessions ran on Windows; some sessions that judge the policy did. For each long
 session this writes two copies with every path under the session's own directory moved to
@@ -126,6 +126,7 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
     parser.add_argument("--every", type=int, default=7)
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="write the copies to DIR/back and DIR/mixed and keep them")
     args = parser.parse_args()
     files = sorted(args.dir.glob("*.jsonl"))
     if not files:
@@ -133,10 +134,13 @@ def main() -> None:
     print("| session | differ | back (adjusted, blind, edits) | mixed |")
     print("|---|---:|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
+        base = args.keep or Path(tmp)  # --keep: the copies stay (bench/loo.py --dir DIR/back)
+        for kind in ("back", "mixed"):
+            (base / kind).mkdir(parents=True, exist_ok=True)
         for source in files:
             if len(load_transcript(source).requests) < LONG_SESSION_REQUESTS:
                 continue
-            back, mixed = Path(tmp) / "back.jsonl", Path(tmp) / "mixed.jsonl"
+            back, mixed = base / "back" / source.name, base / "mixed" / source.name
             copy(source, back, False, args.seed)
             copy(source, mixed, True, args.seed)
             changed, total = differ(back, mixed, max(1, args.every))

@@ -100,8 +100,8 @@ def overhead_tokens(
 ) -> int:
     """Tokens of the recorded agent's system prompt + tools (not in its log): the median, over its
     requests, of the recorded input (in this session's tokens) less our count of the context it
-    sent. One request is a poor sample: the recorded agent's system prompt, tools and attachments
-    change within a session (bench/RESULTS.md, stop 34)."""
+    sent. One request is a poor sample: what the recorded agent sends beyond its log changes within
+    a session (bench/residuals.py, bench/RESULTS.md, stop 34)."""
     raw_of = _RawMessages(counter)
     rest: list[float] = []
     for request in transcript.requests:

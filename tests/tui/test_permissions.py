@@ -162,6 +162,22 @@ async def test_a_message_started_while_the_question_sat_unnoticed_answers_nothin
         assert fake.decisions == ["deny"] and app.prompt.text == "abc"
 
 
+async def test_escape_right_after_a_held_letter_denies_and_keeps_the_letter_in_the_prompt() -> None:
+    """Armed, a letter that answers is held; Esc follows before it settles: the letter was typing
+    (a key followed it), so it goes to the prompt, and Esc denies."""
+    fake, clock = backend(), FakeClock()
+    app = create_app(backend=fake, clock=clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await ask_and_wait(pilot, app)
+        await arm(pilot, screen, clock)
+        await pilot.press("y")
+        assert screen.has_class("-held") and fake.decisions == []
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: app.prompt.text == "y")
+        assert fake.decisions == ["deny"]
+
+
 async def test_escape_denies_at_once_even_while_typing() -> None:
     fake, clock = backend(), FakeClock()
     app = create_app(backend=fake, clock=clock)

@@ -3,7 +3,7 @@ trust questions share it. Until then its buttons are disabled and its hint says 
 message being typed; the hint and the `-armed` class change the moment it arms.
 
 The keys are handled here, once for the three: Esc gives `ESCAPE` at any time (never the harmful
-answer); ↑↓ and the page keys scroll `DETAIL_ID`; once armed, Enter answers at once and a letter of
+answer; a letter it follows while held was typing and goes on to the prompt); ↑↓ and the page keys scroll `DETAIL_ID`; once armed, Enter answers at once and a letter of
 `ANSWER_KEYS` answers when no key follows it within the guard's `settle` (held, shown as `-held`);
 every other key, and a held letter a key followed, is typing and goes on to the prompt as
 `TypedThrough` (Enter then reaches neither: nothing is sent behind a question); Space never answers.
@@ -64,6 +64,11 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
         event.stop()
         event.prevent_default()
         if event.key == "escape":
+            if self.held is not None:  # a key followed the held letter, so it was typing: keep it
+                key, character, _ = self.held
+                self._hold(None)
+                self.guard.typed()
+                self.app.post_message(self.TypedThrough(key, character))  # the app outlives this screen
             self.dismiss(self.ESCAPE)
             return
         if event.key in SCROLL_KEYS:

@@ -65,15 +65,14 @@ class ThinkingBinding:
         dropped = 0
         for message in body.get("messages", []):
             running.update(_role(message))
-            kept: list[Any] = []
-            for block in _content(message):
-                if _is_thinking(block):
-                    if self._bound.get(_signature(block)) != running.hexdigest():
-                        dropped += 1
-                        continue
+            content, kept = _content(message), []
+            for block in content:
+                if _is_thinking(block) and self._bound.get(_signature(block)) != running.hexdigest():
+                    continue
                 running.update(_canonical(block))
                 kept.append(block)
-            if dropped and len(kept) != len(_content(message)):
+            if len(kept) != len(content):
+                dropped += len(content) - len(kept)
                 message = {**message, "content": kept or [dict(EMPTY)]}
             messages.append(message)
         return ({**body, "messages": messages} if dropped else body), dropped

@@ -3,10 +3,11 @@ trust questions share it. Until then its buttons are disabled and its hint says 
 message being typed; the hint and the `-armed` class change the moment it arms.
 
 The keys are handled here, once for the three: Esc gives `ESCAPE` at any time (never the harmful
-answer; a letter it follows while held was typing and goes on to the prompt); ↑↓ and the page keys scroll `DETAIL_ID`; once armed, Enter answers at once and a letter of
+answer); ↑↓ and the page keys scroll `DETAIL_ID`; once armed, Enter answers at once and a letter of
 `ANSWER_KEYS` answers when no key follows it within the guard's `settle` (held, shown as `-held`);
-every other key, and a held letter a key followed, is typing and goes on to the prompt as
-`TypedThrough` (Enter then reaches neither: nothing is sent behind a question); Space never answers.
+every other key, and a held letter a key followed (Esc too), is typing and goes on to the prompt as
+`TypedThrough`, posted to the app, which outlives the question (Enter then reaches neither: nothing
+is sent behind a question); Space never answers.
 """
 
 from __future__ import annotations
@@ -64,11 +65,7 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
         event.stop()
         event.prevent_default()
         if event.key == "escape":
-            if self.held is not None:  # a key followed the held letter, so it was typing: keep it
-                key, character, _ = self.held
-                self._hold(None)
-                self.guard.typed()
-                self.app.post_message(self.TypedThrough(key, character))  # the app outlives this screen
+            self._release_held()  # Esc followed it too: the held letter was typing
             self.dismiss(self.ESCAPE)
             return
         if event.key in SCROLL_KEYS:
@@ -76,9 +73,7 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
                 getattr(self.query_one(f"#{self.DETAIL_ID}", VerticalScroll), SCROLL_KEYS[event.key])()
             return
         if self.held is not None:  # a key right after an answering letter: both were typing
-            key, character, _ = self.held
-            self._hold(None)
-            self._type_through(key, character)
+            self._release_held()
         elif self.guard.armed and event.key in self.ANSWER_KEYS:
             if event.key == "enter":
                 self.dismiss(self.ANSWER_KEYS[event.key])
@@ -90,11 +85,18 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
         if event.is_printable or event.key in ("enter", "backspace"):
             self._type_through(event.key, event.character)
 
+    def _release_held(self) -> None:
+        """A held letter a key followed was typing: it goes on to the prompt."""
+        if self.held is not None:
+            key, character, _ = self.held
+            self._hold(None)
+            self._type_through(key, character)
+
     def _type_through(self, key: str, character: str | None) -> None:
         self.guard.typed()
         self._refresh_armed()
         if key != "enter":  # Enter is kept from the prompt: nothing is sent behind a question
-            self.post_message(self.TypedThrough(key, character))
+            self.app.post_message(self.TypedThrough(key, character))
 
     def _hold(self, held: tuple[str, str | None, Any] | None) -> None:
         self.held = held

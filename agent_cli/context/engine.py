@@ -224,7 +224,7 @@ class ContextEngine:
         """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""
         self._usage = self._usage + usage
         self._cost += self.model.cost(usage)
-        warning = self.requests.read_usage(request, usage, self.model, len(self._view))
+        warning = self.requests.read_usage(request, usage, self.model, self._view)
         return [warning] if warning else []
 
     def prefix_probe(self) -> Request:

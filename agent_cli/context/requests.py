@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import CacheMonitor, PrefixKey
 from agent_cli.context.offload import merge_same_role
+from agent_cli.context.tokens import thinking_signature
 from agent_cli.core.types import Message, ModelInfo, Request, Usage
 
 
@@ -88,21 +89,37 @@ class Requests:
         counter = self.tokens.counter
         return self._assemble([stand_in], model, [counter.scale(counter.raw_message(stand_in))], 1, None)
 
-    def read_usage(self, request: Request, usage: Usage, model: ModelInfo, view_length: int) -> str | None:
+    def read_usage(
+        self, request: Request, usage: Usage, model: ModelInfo, view: Sequence[Message]
+    ) -> str | None:
         """Learn from a response's usage: calibration, the billed count of the view, cache health (a
         warning, or None)."""
         meta = request.metadata
         billed = usage.total_input
+        counter = self.tokens.counter
+        # thinking the provider left out of the wire (no longer bound to its prefix:
+        # llm/thinking_binding.py) is never sent again: from now on it counts as nothing
+        unsent = [b for b in meta.get(Request.UNSENT, ()) if thinking_signature(b) not in counter.unsent]
         if billed > 0 and request.model == model.name:
-            raw = int(meta.get("raw_estimate") or self.tokens.counter.raw_request(request))
-            self.tokens.counter.calibrate(raw, billed)
-            self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), view_length)
+            raw = int(meta.get("raw_estimate") or counter.raw_request(request))
+            raw -= sum(counter.raw_api_block(b) for b in unsent)  # counted when built, not billed
+            counter.calibrate(raw, billed)
+            self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(view))
+        if unsent:
+            self._not_counted({thinking_signature(b) for b in unsent} - {""}, view)
         return self.cache.observe(
             PrefixKey.of(request.system, request.tools),
             usage,
             at=float(meta.get("sent_at", self.clock())),
             stable_tokens=int(meta.get("stable_tokens", 0)),
         )
+
+    def _not_counted(self, signatures: set[str], view: Sequence[Message]) -> None:
+        """Thinking blocks (by signature) the provider left out: counted as nothing, in the view too."""
+        self.tokens.counter.unsent |= signatures
+        for index, message in enumerate(view):
+            if any(b.type == "thinking" and b.signature in signatures for b in message.blocks):
+                self.tokens.count(index, message)
 
     def _assemble(
         self, view: list[Message], model: ModelInfo, counts: list[int], max_tokens: int, previous: int | None

@@ -65,6 +65,7 @@ class TokenCounter:
         self.hits = 0
         self.misses = 0
         self.observations = 0
+        self.unsent: set[str] = set()  # thinking (by signature) a provider leaves out of the wire: unbilled
 
     # -- configuration ---------------------------------------------------------------------------
     def set_model(self, model: str) -> None:
@@ -112,6 +113,8 @@ class TokenCounter:
         return count
 
     def raw_block(self, block: Block) -> int:
+        if block.type == "thinking" and block.signature in self.unsent:
+            return 0
         if block.type == "image":
             return base64_tokens(block.data) + BLOCK_OVERHEAD
         if block.type == "tool_use":
@@ -143,6 +146,8 @@ class TokenCounter:
         kind = block.get("type")
         if kind == "text":
             return BLOCK_OVERHEAD + self.raw_text(str(block.get("text", "")))
+        if kind in ("thinking", "redacted_thinking") and thinking_signature(block) in self.unsent:
+            return 0
         if kind == "thinking":
             return BLOCK_OVERHEAD + self.raw_text(str(block.get("thinking", "")))
         if kind == "redacted_thinking":
@@ -216,6 +221,11 @@ class TokenCounter:
                     "package (it ships the encoding file; nothing is downloaded at run time)"
                 ) from exc
         return self._encoding
+
+
+def thinking_signature(block: Mapping[str, Any]) -> str:
+    """What identifies a thinking block in API shape (a redacted one by its data)."""
+    return str(block.get("signature") or block.get("data") or "")
 
 
 def _clamp(value: float) -> float:

@@ -141,7 +141,9 @@ class AnthropicProvider:
         body = request.to_api()
         binds = self._registry.lookup(request.model).binds_thinking
         if binds:  # only the thinking still bound to its prefix goes back (llm/thinking_binding.py)
-            body = self.binding.outgoing(body)[0]
+            body, left_out = self.binding.outgoing(body)
+            if left_out:  # the engine stops counting them (context/requests.py)
+                request.metadata[Request.UNSENT] = tuple(left_out)
             if self.binding.drop_misbound:
                 body = asked_to_drop(body)
         try:

@@ -8,8 +8,9 @@ a different conversation"; by default on accounts created from 2026-08-31) or dr
 
 The context engine changes old messages by design: every T1 clear, fold and summary does. So before
 each request the provider asks this guard which thinking blocks are still bound to what the request
-carries, and leaves the others out (the view and the log keep them). A change invalidates only the
-thinking after it: blocks before it, and blocks produced after it, stay.
+carries, and leaves the others out. The view and the log keep them; the provider notes them on the
+request (`Request.UNSENT`), and the engine stops counting them (context/requests.py). A change
+invalidates only the thinking after it: blocks before it, and blocks produced after it, stay.
 
 How: a running SHA-256 over the request in order (tools, system, then each message's blocks;
 `cache_control` is not content and is left out). When a response arrives, each of its thinking blocks
@@ -57,22 +58,22 @@ class ThinkingBinding:
         self._bound: dict[str, str] = {}  # signature -> digest of everything before the block
         self.drop_misbound = False  # the API refused a block this guard let through: ask it to drop
 
-    def outgoing(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        """`body` without the thinking blocks whose prefix changed since they were produced, and how
-        many were left out (a message that held nothing else keeps a placeholder text)."""
+    def outgoing(self, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """`body` without the thinking blocks whose prefix changed since they were produced, and the
+        blocks left out (a message that held nothing else keeps a placeholder text)."""
         running = _start(body)
         messages: list[dict[str, Any]] = []
-        dropped = 0
+        dropped: list[dict[str, Any]] = []
         for message in body.get("messages", []):
             running.update(_role(message))
             content, kept = _content(message), []
             for block in content:
                 if _is_thinking(block) and self._bound.get(_signature(block)) != running.hexdigest():
+                    dropped.append(block)
                     continue
                 running.update(_canonical(block))
                 kept.append(block)
             if len(kept) != len(content):
-                dropped += len(content) - len(kept)
                 message = {**message, "content": kept or [dict(EMPTY)]}
             messages.append(message)
         return ({**body, "messages": messages} if dropped else body), dropped

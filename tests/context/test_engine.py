@@ -13,7 +13,7 @@ from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement
 from agent_cli.context.store import DirStore, MemoryStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Trust, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
 MODEL = ModelInfo("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0)  # factor 1.0: plain numbers
 ASSISTANT = BlockMeta(Trust.ASSISTANT, "assistant")
@@ -262,6 +262,37 @@ def test_observe_calibrates_the_factor():
     e.append(says("hi"))
     e.observe(request, Usage(input_tokens=raw * 2))
     assert e.counter.factor > 1.0
+
+
+def test_thinking_the_provider_left_out_is_counted_at_nothing_from_then_on():
+    """A model with preserved thinking gets back only the blocks still bound to their prefix
+    (llm/thinking_binding.py), and notes on the request the ones it left out; the view keeps them.
+    The API bills what was sent, and the left-out blocks are never sent again: the engine calibrates
+    against what was sent and stops counting them (the gauge, an estimate after a clear)."""
+    thought = Block(type="thinking", text="weighing it " * 2_000, signature="s", meta=ASSISTANT)
+    figures = []
+    for noted in (False, True):
+        e = engine()
+        e.append(person("hello " * 500))
+        e.append(Message("assistant", (thought, Block.text_block("ok", ASSISTANT))))
+        e.append(person("go on"))
+        request = e.build_request()
+        raw = request.metadata["raw_estimate"]
+        unsent = e.counter.raw_block(thought)
+        if noted:
+            request.metadata[Request.UNSENT] = (thought.to_api(),)
+        e.observe(request, Usage(input_tokens=raw - unsent))  # the API read all but the thought
+        e.append(says("done"))
+        e.apply(Compaction("T1", "auto", (SpanReplacement(2, 3, (person("go"),)),)))  # ours again
+        shorter = e.counter.raw_message(person("go")) - e.counter.raw_message(person("go on"))
+        expected = e.counter.scale(raw - unsent + e.counter.raw_message(says("done")) + shorter)
+        figures.append((e.counter.factor, e.status().used, expected))
+    (dragged, used_before, _), (factor, used, expected) = figures
+    assert dragged < 0.95  # taken for the whole request, the bill says our count is high (a first
+    # observation moves the factor half way), and the thought still counts: the view looks bigger
+    assert used_before > expected
+    assert factor == pytest.approx(1.0, abs=0.01) and used == pytest.approx(expected, abs=5)
+    assert e.counter.raw_block(thought) == 0 and "s" in e.counter.unsent
 
 
 def test_cache_thrash_is_reported_through_observe():

@@ -18,7 +18,7 @@ TOOLS = [{"name": "read_file", "description": "Read a file.", "input_schema": {"
 SYSTEM = [{"type": "text", "text": "You are a test."}]
 
 
-def _request(model: str, messages: list[dict[str, Any]]) -> Request:
+def _built(model: str, messages: list[dict[str, Any]]) -> Request:
     return Request(model=model, system=SYSTEM, messages=messages, tools=TOOLS, max_tokens=1000)
 
 
@@ -40,12 +40,21 @@ def _thoughts(body: dict[str, Any]) -> list[str]:
     ]
 
 
-async def _session(model: str, server: FakeAnthropic) -> list[dict[str, Any]]:
+async def _session(
+    model: str, server: FakeAnthropic, built: list[Request] | None = None
+) -> list[dict[str, Any]]:
     """Two reads, each answered after a thought; then the first read's result is cleared (what T1
-    does) and the session goes on for two more requests. The bodies the server received."""
+    does) and the session goes on for two more requests. The bodies the server received (and in
+    `built`, the requests as the engine would have built them)."""
     provider = AnthropicProvider(
         api_key="sk-ant-test", base_url=server.url, sleep=Sleeps(), rng=random.Random(7), max_retries=0
     )
+    built = [] if built is None else built
+
+    def _request(model: str, messages: list[dict[str, Any]]) -> Request:
+        built.append(_built(model, list(messages)))
+        return built[-1]
+
     server.push(
         reply(Thinking("read a first"), ToolUse("read_file", {"path": "a.py"}, "t1")),
         reply(Thinking("now b"), ToolUse("read_file", {"path": "b.py"}, "t2")),
@@ -65,14 +74,18 @@ async def _session(model: str, server: FakeAnthropic) -> list[dict[str, Any]]:
 
 
 async def test_only_thinking_still_bound_to_its_prefix_is_sent_back():
+    built: list[Request] = []
     with FakeAnthropic(bind_thinking=True) as server:
-        bodies = await _session("claude-sonnet-5-5", server)
+        bodies = await _session("claude-sonnet-5-5", server, built)
         assert server.statuses == [200, 200, 200, 200]
         assert server.binding is not None and server.binding.dropped == []  # nothing left for the API
         # the thought before the clear stays; the one after it (bound to the old result) is left out;
         # the one produced after the clear is bound to the cleared view and goes back
         assert _thoughts(bodies[2]) == ["read a first"]
         assert _thoughts(bodies[3]) == ["read a first", "a was cleared; b is enough"]
+        # what was left out is noted on the request, for the engine to count without it
+        unsent = [[b["thinking"] for b in r.metadata.get(Request.UNSENT, ())] for r in built]
+        assert unsent == [[], [], ["now b"], ["now b"]]
         # the requests go out as built: no thinking setting, no beta
         assert all("thinking" not in b for b in bodies) and all(
             "anthropic-beta" not in h for h in server.headers
@@ -82,7 +95,7 @@ async def test_only_thinking_still_bound_to_its_prefix_is_sent_back():
 async def test_a_block_refused_all_the_same_sends_the_request_again_asking_the_api_to_drop(monkeypatch):
     """A guard that misjudges (here: one that lets everything through): the API's 400 for the block
     is answered by the same request asking it to drop such blocks, and so is every later request."""
-    monkeypatch.setattr(ThinkingBinding, "outgoing", lambda self, body: (body, 0))
+    monkeypatch.setattr(ThinkingBinding, "outgoing", lambda self, body: (body, []))
     with FakeAnthropic(bind_thinking=True) as server:
         bodies = await _session("claude-sonnet-5-5", server)
         assert server.statuses == [200, 200, 400, 200, 200]
@@ -121,23 +134,24 @@ def test_a_change_leaves_out_only_the_thinking_after_it_and_a_block_never_seen_p
     whole.append({"role": "user", "content": "x"})
 
     same, dropped = guard.outgoing({**body, "messages": whole})
-    assert dropped == 0 and same["messages"] == whole  # nothing changed: everything goes back
+    assert dropped == [] and same["messages"] == whole  # nothing changed: everything goes back
     marked = [dict(m) for m in whole]
     marked[0] = {
         "role": "user",
         "content": [{"type": "text", "text": "go", "cache_control": {"type": "ephemeral"}}],
     }
-    assert guard.outgoing({**body, "messages": marked})[1] == 0  # a cache marker is not a change
+    assert guard.outgoing({**body, "messages": marked})[1] == []  # a cache marker is not a change
 
     changed = [dict(m) for m in whole]
     changed[2] = {"role": "user", "content": "more, and then some"}
     out, dropped = guard.outgoing({**body, "messages": changed})
-    assert dropped == 1  # s2 came after the change; s1 before it
+    assert [b["signature"] for b in dropped] == ["s2"]  # s2 came after the change; s1 before it
     assert out["messages"][3]["content"] == [{"type": "text", "text": "(no content)"}]
     assert out["messages"][1]["content"][0]["signature"] == "s1"
-    assert guard.outgoing({**body, "system": [{"type": "text", "text": "other"}], "messages": whole})[1] == 2
+    changed_system = {**body, "system": [{"type": "text", "text": "other"}], "messages": whole}
+    assert len(guard.outgoing(changed_system)[1]) == 2
     # a block this guard never saw produced (a resumed session) cannot be vouched for
     unknown = {"type": "thinking", "thinking": "t", "signature": "never-seen"}
     resumed = [*whole, {"role": "assistant", "content": [unknown, {"type": "text", "text": "y"}]}]
     out, dropped = guard.outgoing({**body, "messages": resumed})
-    assert dropped == 1 and out["messages"][-1]["content"] == [{"type": "text", "text": "y"}]
+    assert dropped == [unknown] and out["messages"][-1]["content"] == [{"type": "text", "text": "y"}]

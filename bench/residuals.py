@@ -7,7 +7,9 @@ count of the context the recorded agent sent (its own compactions applied). That
 system prompt and tools, about constant. Printed twice: with the thinking of older turns counted,
 and left out as the API reads it for the session's model (replay/thinking_turns.py) — each with the
 factor fitted to that way of counting. Then the replay's overhead (calibration.overhead_tokens: the
-median rest) against the first request's rest, and the rest's 10th and 90th percentiles. And how
+median rest) against the first request's rest, and the rest's 10th and 90th percentiles; what that
+overhead alone costs against the bill and its share of the peak (a floor: no policy over the
+messages goes below it, `floor`). And how
 the input grew at each new turn: the recorded input against our count with the older turns'
 thinking counted and left out (on a model that keeps it all, the control).
 """
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.tokens import TokenCounter  # noqa: E402
-from agent_cli.replay import calibration, thinking_turns  # noqa: E402
+from agent_cli.replay import calibration, report, thinking_turns  # noqa: E402
 from agent_cli.replay.claude_code import load_claude_code  # noqa: E402
 
 LONG = 50
@@ -73,6 +75,22 @@ def turn_starts(path: Path) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def floor(path: Path, overhead: int) -> str:
+    """What the overhead alone costs against the bill: written once, then read on every request. No
+    policy over the messages goes below it (the replay keeps the recorded agent's overhead)."""
+    transcript = load_claude_code(path)
+    billed = report.reference(transcript)
+    if billed is None:
+        return "overhead alone: no usage recorded"
+    requests = billed.requests
+    alone = report.weighted_input(0, overhead, overhead * (requests - 1))
+    return (
+        f"overhead alone (the median rest, written once, read {requests - 1} times): {alone:,.0f} weighted, "
+        f"{alone / billed.weighted_input:.2f}x of the bill; {overhead / billed.peak_context_tokens:.2f}x of "
+        "its peak"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
@@ -94,6 +112,7 @@ def main() -> None:
                 f"{round(statistics.median(values)):,}, p10-p90 {values[len(values) // 10]:,}-"
                 f"{values[9 * len(values) // 10]:,}\n    {shown}"
             )
+        print(f"  {floor(path, round(statistics.median(values)))}")
         starts = turn_starts(path)
         if starts:
             print(

@@ -30,6 +30,7 @@ class Requests:
         self.ttl = ttl
         self.clock = clock
         self.cached: dict[int, float] = {}  # view message index -> when a prefix ending there was cached
+        self.binding = False  # the provider left thinking out: the model binds it to its prefix
 
     def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """The next request; its metadata holds what `read_usage` reads the response against."""
@@ -53,10 +54,14 @@ class Requests:
                 self.cached[message] = now  # a stair only refreshes an entry an earlier request wrote
         return request
 
-    def changed_from(self, index: int) -> None:
+    def changed_from(self, index: int, view: Sequence[Message] = ()) -> None:
         """The view changed from message `index` on: prefixes ending there or later are no longer
-        what the next request sends (its cached entries cannot be read)."""
+        what the next request sends (its cached entries cannot be read). On a model that binds its
+        thinking, the thinking of the later messages will not be sent again either."""
         self.cached = {m: t for m, t in self.cached.items() if m < index}
+        if self.binding:
+            later = {b.signature for m in view[index + 1 :] for b in m.blocks if b.type == "thinking"}
+            self._not_counted(later - {""}, view)
 
     def cached_ends(self, now: float, ttl: float) -> tuple[int, ...]:
         """Message indices where the API still holds a prefix of this view (within the cache TTL)."""
@@ -106,6 +111,7 @@ class Requests:
             counter.calibrate(raw, billed)
             self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(view))
         if unsent:
+            self.binding = True
             self._not_counted({thinking_signature(b) for b in unsent} - {""}, view)
         return self.cache.observe(
             PrefixKey.of(request.system, request.tools),
@@ -115,7 +121,11 @@ class Requests:
         )
 
     def _not_counted(self, signatures: set[str], view: Sequence[Message]) -> None:
-        """Thinking blocks (by signature) the provider left out: counted as nothing, in the view too."""
+        """Thinking blocks (by signature) that will not be sent again: counted as nothing, in the view
+        too."""
+        signatures -= self.tokens.counter.unsent
+        if not signatures:
+            return
         self.tokens.counter.unsent |= signatures
         for index, message in enumerate(view):
             if any(b.type == "thinking" and b.signature in signatures for b in message.blocks):

@@ -295,6 +295,35 @@ def test_thinking_the_provider_left_out_is_counted_at_nothing_from_then_on():
     assert e.counter.raw_block(thought) == 0 and "s" in e.counter.unsent
 
 
+def test_once_the_provider_has_left_thinking_out_a_change_stops_counting_the_thinking_after_it():
+    """The provider leaving a thinking block out shows the model binds its thinking to its prefix:
+    from then on, when the view changes at a message, the thinking of the messages after it will not
+    be sent again, and the gauge stops counting it at once (not one request later)."""
+    thoughts = [
+        Block(type="thinking", text=f"thought {i} " * 800, signature=f"s{i}", meta=ASSISTANT)
+        for i in range(3)
+    ]
+    counted = []
+    for binds in (False, True):
+        e = engine()
+        e.append(person("go"))
+        for i, thought in enumerate(thoughts):
+            e.append(
+                Message("assistant", (thought, Block.tool_use(f"c{i}", "read_file", {"path": f"{i}.py"})))
+            )
+            e.append(Message("user", (Block.tool_result(f"c{i}", f"{i}" * 4_000),)))
+        request = e.build_request()
+        if binds:  # what the provider notes on a request after an earlier clear
+            request.metadata[Request.UNSENT] = (thoughts[2].to_api(),)
+        e.observe(request, Usage(input_tokens=10_000))
+        cleared = Message("user", (Block.tool_result("c0", "[cleared]"),))
+        e.apply(Compaction("T1", "pressure", (SpanReplacement(2, 3, (cleared,)),)))
+        counted.append([e.counter.raw_block(t) > 0 for t in thoughts])
+        assert e.status().used == recount(e)  # the gauge follows the count
+    assert counted[0] == [True, True, True]  # nothing shows the model binds: all still counted
+    assert counted[1] == [True, False, False]  # the thought before the change is still sent
+
+
 def test_cache_thrash_is_reported_through_observe():
     e = engine()
     e.append(person("go"))

@@ -254,7 +254,7 @@ class ContextEngine:
             window=self.model.context_window,
             reserved=reserved,
             warn_fraction=self.config.warn_fraction,
-            auto_fraction=self.config.auto_fraction,
+            auto_fraction=max(self.config.auto_fraction, getattr(self.policy, "threshold", 0) / budget),
             auto_compact=self.config.auto_compact and not halted,
         )
 

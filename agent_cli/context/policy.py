@@ -90,6 +90,7 @@ class Policy:
         self.halted_reason = ""
         self.warn = False
         self.strikes = 0
+        self.threshold = 0.0  # where T2/T4 start, as the latest decision found it (the gauge shows it)
 
     # -- state ---------------------------------------------------------------------------------
     def auto_threshold(self, ctx: TierContext, kept: int = 0) -> float:
@@ -166,7 +167,8 @@ class Policy:
                 done = await step(self.full, trigger)
             if done is not None:
                 self._record_auto(done, ctx, kept)
-        if ctx.used < self.auto_threshold(ctx, kept):
+        self.threshold = self.auto_threshold(ctx, kept)
+        if ctx.used < self.threshold:
             self.strikes = 0  # the streak is broken
         self.warn = ctx.used >= config.warn_fraction * ctx.budget
         return out

@@ -339,6 +339,19 @@ def test_cache_thrash_is_reported_through_observe():
     assert metrics["cost"] == pytest.approx(4 * (5_000 * 3 + 2_000 * 3 * 1.25) / 1e6)
 
 
+def test_the_gauge_marks_where_the_policy_would_compact():
+    """What is worth keeping raises the auto-compaction threshold (context/policy.py); the gauge's
+    mark and its warning show the threshold the latest decision found, never one below the
+    configured fraction."""
+    policy = FakePolicy()
+    e = engine(policy=policy)
+    assert e.status().auto_fraction == 0.835  # no decision yet
+    policy.threshold = 0.9 * e.status().budget
+    assert e.status().auto_fraction == pytest.approx(0.9)
+    policy.threshold = 0.5 * e.status().budget
+    assert e.status().auto_fraction == 0.835
+
+
 def test_breakdown_sums_to_the_usable_window():
     e = engine()
     session(e)

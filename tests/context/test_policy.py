@@ -123,6 +123,7 @@ async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost
     raised = policy.auto_threshold(needed, valued_tokens(view, needed))
     assert plain == 0.835 * 6_000 <= 5_100 < raised <= 6_000
     assert [c.tier for c in await policy.decide(view, needed) if c.tier in ("T1", "T2", "T3", "T4")] == []
+    assert policy.threshold == raised  # what the gauge shows as the auto-compaction mark
     assert make_policy("claude-code").auto_threshold(needed, valued_tokens(view, needed)) == plain
 
 

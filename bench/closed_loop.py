@@ -25,6 +25,10 @@ sizes and the run itself: tests/fakeapi/scenarios.py —
 - bash: read 5 files, then `seq 1 20000` before each of their edits;
 - steps30: 30 tool calls — 15 x `seq 1 3000`, 14 small `echo`s between them, one read — and an answer
   (31 requests).
+
+`--agents-md CHARS` (repeatable) runs each scenario in a project whose AGENTS.md has that many
+characters: every request carries it, as in a real project, which shows how far a row depends on the
+exact size of what is sent.
 """
 
 from __future__ import annotations
@@ -84,11 +88,22 @@ def run(scenario: Scenario, budget: int | None) -> Row:
     )
 
 
-def grid(names: list[str], budgets: list[int], jobs: int) -> list[Row]:
-    """Every scenario at every budget and unpressured, with ratios to the unpressured run."""
-    tasks = [(name, budget) for name in names for budget in [None, *budgets]]
+def with_instructions(scenario: Scenario, chars: int) -> Scenario:
+    """`scenario` in a project whose AGENTS.md holds `chars` characters (0: as it is): every request
+    then carries that much more, as it would in a real project."""
+    if chars <= 0:
+        return scenario
+    files = {**scenario.files, "AGENTS.md": ("Use the project's style. " * (chars // 24 + 1))[:chars]}
+    return replace(scenario, name=f"{scenario.name} (AGENTS.md {chars})", files=files)
+
+
+def grid(names: list[str], budgets: list[int], jobs: int, instructions: list[int] | None = None) -> list[Row]:
+    """Every scenario at every budget and unpressured, with ratios to the unpressured run (in each
+    project of `instructions`: AGENTS.md sizes, 0 for none)."""
+    scenarios = [with_instructions(SCENARIOS[n](), c) for n in names for c in instructions or [0]]
+    tasks = [(scenario, budget) for scenario in scenarios for budget in [None, *budgets]]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        rows = list(pool.map(lambda t: run(SCENARIOS[t[0]](), t[1]), tasks))
+        rows = list(pool.map(lambda t: run(*t), tasks))
     base = {r.scenario: r.weighted_input for r in rows if r.budget is None}
     return [
         replace(r, ratio=round(r.weighted_input / base[r.scenario], 3) if base.get(r.scenario) else None)
@@ -120,9 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", action="append", type=int, help="repeatable (tokens)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument(
+        "--agents-md",
+        action="append",
+        type=int,
+        metavar="CHARS",
+        help="run in a project whose AGENTS.md has CHARS characters (repeatable; 0: none, the default)",
+    )
     args = parser.parse_args(argv)
     names = args.scenario or list(SCENARIOS)
-    rows = grid(names, args.budget or list(BUDGETS), args.jobs)
+    rows = grid(names, args.budget or list(BUDGETS), args.jobs, args.agents_md)
     if args.json:
         for r in rows:
             print(json.dumps(asdict(r)))

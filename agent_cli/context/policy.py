@@ -105,6 +105,7 @@ class Policy:
         """Resume automatic compaction (after /clear, or when the person asks for it)."""
         self.halted_reason = ""
         self.strikes = 0
+        self.threshold = 0.0  # the next decision finds it again
 
     def _record_auto(self, compaction: Compaction, ctx: TierContext, kept: int = 0) -> None:
         threshold = self.auto_threshold(ctx, kept)

@@ -253,7 +253,7 @@ class Updates:
             "agent": {
                 "window": status.window,
                 "reserved": status.reserved,
-                "autoCompactAt": status.auto_fraction,
+                "autoCompactAt": status.auto_mark,
             }
         }
         cost = Cost(amount=round(self.cost_usd, 6), currency="USD")

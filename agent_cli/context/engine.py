@@ -247,15 +247,15 @@ class ContextEngine:
 
     def status(self) -> ContextStatus:
         budget, reserved = self._budget()
-        halted = bool(getattr(self.policy, "halted_reason", ""))
         return ContextStatus(
             used=self._used(),
             budget=budget,
             window=self.model.context_window,
             reserved=reserved,
             warn_fraction=self.config.warn_fraction,
-            auto_fraction=max(self.config.auto_fraction, getattr(self.policy, "threshold", 0) / budget),
-            auto_compact=self.config.auto_compact and not halted,
+            auto_fraction=self.config.auto_fraction,
+            auto_compact=self.config.auto_compact and not getattr(self.policy, "halted_reason", ""),
+            auto_at=getattr(self.policy, "threshold", 0) / budget,
         )
 
     def estimate(self) -> int:

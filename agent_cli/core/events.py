@@ -24,12 +24,19 @@ class ContextStatus:
     window: int = 200_000
     reserved: int = 20_000
     warn_fraction: float = 0.75
-    auto_fraction: float = 0.835
+    auto_fraction: float = 0.835  # as configured: PreCompact hooks run from here (extensions/hooks)
     auto_compact: bool = True
+    auto_at: float = 0.0  # where the latest decision put T2/T4, raised by what is worth keeping
 
     @property
     def fraction(self) -> float:
         return self.used / self.budget if self.budget else 0.0
+
+    @property
+    def auto_mark(self) -> float:
+        """Where auto-compaction starts as the gauge shows it: the latest decision's threshold, never
+        below the configured fraction."""
+        return max(self.auto_fraction, self.auto_at)
 
     def budget_explained(self) -> str:
         """Why the budget is what it is: 200,000 configured shows as 180,000 (20,000 kept for output)."""

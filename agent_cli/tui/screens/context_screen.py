@@ -123,7 +123,7 @@ class ContextScreen(ModalScreen[None]):
             f"\nwindow {format_tokens(s.window)} · reserved for output {format_tokens(s.reserved)} · "
         )
         if s.auto_compact:
-            text.append(f"auto-compaction at {format_threshold(s.auto_fraction)}")
+            text.append(f"auto-compaction at {format_threshold(s.auto_mark)}")
         else:
             text.append("auto-compaction off")
         text.append(f" · warning at {format_threshold(s.warn_fraction)}")

@@ -1,7 +1,8 @@
 """The context gauge: a bar plus `51.2k / 200k (26%)`, coloured by the policy's thresholds.
 
-The bar is green below warn_fraction, yellow below auto_fraction, red beyond; a `|` marks the
-auto-compaction point when auto-compaction is on.
+The bar is green below warn_fraction, yellow below where auto-compaction starts (`auto_mark`: the
+policy's latest threshold, at least auto_fraction), red beyond; a `|` marks that point when
+auto-compaction is on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def gauge_level(status: ContextStatus) -> GaugeLevel:
     fraction = status.fraction
     if fraction < status.warn_fraction:
         return "ok"
-    if fraction < status.auto_fraction:
+    if fraction < status.auto_mark:
         return "warn"
     return "danger"
 
@@ -38,8 +39,8 @@ def gauge_bar(status: ContextStatus, width: int = BAR_WIDTH) -> tuple[str, int |
     filled = min(width, round(min(1.0, status.fraction) * width))
     cells = ["█"] * filled + ["░"] * (width - filled)
     mark: int | None = None
-    if status.auto_compact and 0 < status.auto_fraction < 1:
-        mark = min(width - 1, int(status.auto_fraction * width))
+    if status.auto_compact and 0 < status.auto_mark < 1:
+        mark = min(width - 1, int(status.auto_mark * width))
         cells[mark] = "|"
     return "".join(cells), mark
 
@@ -50,7 +51,7 @@ def warning_text(status: ContextStatus) -> str:
         return ""
     pct = format_percent(status.fraction)
     if status.auto_compact:
-        tail = f"auto-compaction at {format_threshold(status.auto_fraction)}"
+        tail = f"auto-compaction at {format_threshold(status.auto_mark)}"
     else:
         tail = "auto-compaction is off"
     return f"context {pct} full — /compact to summarize now; {tail}"

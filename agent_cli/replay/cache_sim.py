@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from agent_cli.core.types import Usage
 from agent_cli.llm.base import Request
+from agent_cli.llm.thinking_binding import THINKING_TYPES
 
 TTL_5M = 300.0
 TTL_1H = 3600.0
@@ -251,7 +252,7 @@ def request_segments(
             content = [{"type": "text", "text": content}]
         keyed = 0  # blocks of the message in the key so far (where a block sits is part of it)
         for index, block in enumerate(content):
-            unkeyed = not thinking_keyed and block.get("type") in ("thinking", "redacted_thinking")
+            unkeyed = not thinking_keyed and block.get("type") in THINKING_TYPES
             kind = role if keyed == 0 else f"{role}+"
             if memo is not None:
                 raw, key = memo.get(kind, block, counter)

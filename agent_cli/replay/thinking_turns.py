@@ -23,8 +23,7 @@ from typing import Any
 
 from agent_cli.core.types import Message, Request
 from agent_cli.llm.models import builtin_registry
-
-THINKING = ("thinking", "redacted_thinking")
+from agent_cli.llm.thinking_binding import THINKING_TYPES
 
 
 def turns_kept(model: str) -> int:
@@ -50,7 +49,7 @@ def as_read(request: Request, turns: int) -> Request:
     for i, message in enumerate(messages):
         content = message.get("content")
         if i < first and message.get("role") == "assistant" and isinstance(content, list):
-            kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING)]
+            kept = [b for b in content if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
             if kept and len(kept) != len(content):
                 message, changed = {**message, "content": kept}, True
         out.append(message)

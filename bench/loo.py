@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.model import ContextConfig  # noqa: E402
 from agent_cli.replay import driver  # noqa: E402
-from agent_cli.replay.driver import replay  # noqa: E402
+from agent_cli.replay.driver import replay, sessions_in  # noqa: E402
 
 _unmanaged: dict[str, Any] = {}
 _run = driver._run
@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     grid = parse_grid(args.grid)
     cache: dict[str, Any] = json.loads(args.cache.read_text()) if args.cache.is_file() else {}
-    paths = sorted(args.dir.glob("*.jsonl"))
+    paths, skipped = sessions_in(args.dir)
+    for path, why in skipped:
+        print(f"skipped {path.name}: {why}", file=sys.stderr)
     if not paths:
         raise SystemExit(f"no sessions (*.jsonl) in {args.dir}: pass --dir")
     settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_cli.replay.driver import POLICIES, replay  # noqa: E402
+from agent_cli.replay.driver import POLICIES, replay, sessions_in  # noqa: E402
 from agent_cli.replay.report import ReplayResult  # noqa: E402
 
 LONG_SESSION_REQUESTS = 50  # a session with at least this many requests is "long" for the goals
@@ -188,9 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", action="append", choices=POLICIES, help="repeatable; default: all")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of tables")
     args = parser.parse_args(argv)
-    files = sorted(args.dir.glob("*.jsonl"))
+    files, skipped = sessions_in(args.dir)
+    for path, why in skipped:
+        print(f"skipped {path.name}: {why}", file=sys.stderr)
     if not files:
-        print(f"no .jsonl files in {args.dir}", file=sys.stderr)
+        print(f"no session to replay (*.jsonl) in {args.dir}", file=sys.stderr)
         return 2
     rows = [measure(path, policy) for path in files for policy in (args.policy or POLICIES)]
     if args.json:

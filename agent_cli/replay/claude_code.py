@@ -140,6 +140,7 @@ class _State:
     skipped: dict[str, int] = field(default_factory=dict)
     torn: int = 0
     repairs: int = 0
+    own_sidechain: bool = False  # the file is a sub-agent's own transcript: its sidechain is the session
 
     def skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
@@ -178,7 +179,14 @@ def load_claude_code(path: str | Path) -> Transcript:
     """Parse a Claude Code session file. Raises FileNotFoundError / IsADirectoryError only."""
     path = Path(path)
     state = _State()
-    for number, obj in read_jsonl(path, state.warnings):
+    lines = list(read_jsonl(path, state.warnings))
+    turns = [obj for _, obj in lines if obj.get("type") in ("user", "assistant")]
+    state.own_sidechain = bool(turns) and all(obj.get("isSidechain") for obj in turns)
+    if state.own_sidechain:
+        state.warnings.append(
+            "every message is a sub-agent's (isSidechain): replayed as the sub-agent's own session"
+        )
+    for number, obj in lines:
         _take_line(state, number, obj)
     state.torn = sum(1 for w in state.warnings if "torn or corrupt" in w or "not a JSON object" in w)
     messages, positions, repairs = normalize(state.items)
@@ -211,7 +219,7 @@ def _take_line(state: _State, number: int, obj: dict[str, Any]) -> None:
     if kind not in ("user", "assistant"):
         state.skip(str(kind or "untyped"))
         return
-    if obj.get("isSidechain"):
+    if obj.get("isSidechain") and not state.own_sidechain:
         state.skip("sidechain")
         return
     message = obj.get("message")

@@ -98,6 +98,28 @@ def load_transcript(path: str | Path) -> Transcript:
     return load_claude_code(path)
 
 
+def sessions_in(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The `*.jsonl` files of `folder` that hold a session to replay, and why each other one does not
+    (empty, unreadable, no model response): a folder of sessions replays whatever else it holds."""
+    sessions: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    for path in sorted(folder.glob("*.jsonl")):
+        try:
+            transcript = load_transcript(path)
+        except ReplayError as exc:
+            skipped.append((path, str(exc)))
+            continue
+        except OSError as exc:
+            skipped.append((path, exc.strerror or str(exc)))
+            continue
+        if transcript.requests:
+            sessions.append(path)
+        else:
+            torn = f" ({transcript.torn_lines} unreadable line(s))" if transcript.torn_lines else ""
+            skipped.append((path, f"no recorded model responses{torn}"))
+    return sessions, skipped
+
+
 # -- integrity ----------------------------------------------------------------------------------
 
 

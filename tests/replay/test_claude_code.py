@@ -127,3 +127,17 @@ def test_synthetic_stand_ins_are_not_requests(tmp_path: Path):
     assert len(t.requests) == 2 and t.skipped["synthetic"] == 1
     assert "API Error" not in json.dumps([m.to_json() for m in t.messages])
     assert check(t.messages) == []
+
+
+def test_a_sub_agents_own_transcript_replays_as_its_session(tmp_path: Path):
+    # Claude Code writes a sub-agent's conversation to a file of its own, every line marked
+    # isSidechain: that file is the sub-agent's session, not the sidechain of another one
+    lines = [
+        json.loads(line) for line in (FIXTURES / "merged.jsonl").read_text().splitlines() if line.strip()
+    ]
+    own = tmp_path / "agent-1234abcd.jsonl"
+    own.write_text("".join(json.dumps({**line, "isSidechain": True}) + "\n" for line in lines))
+    main, sub = load_claude_code(FIXTURES / "merged.jsonl"), load_claude_code(own)
+    assert len(sub.requests) == len(main.requests) == 2
+    assert [m.role for m in sub.messages] == [m.role for m in main.messages]
+    assert any("sub-agent" in w for w in sub.warnings) and "sidechain" not in sub.skipped

@@ -9,7 +9,14 @@ from rich.console import Console
 
 from agent_cli.context.model import Compaction, SpanReplacement
 from agent_cli.core.types import Block, BlockMeta, Message, Trust, Usage
-from agent_cli.replay.driver import ReplayError, api_orphans, load_transcript, replay, replay_async
+from agent_cli.replay.driver import (
+    ReplayError,
+    api_orphans,
+    load_transcript,
+    replay,
+    replay_async,
+    sessions_in,
+)
 from agent_cli.replay.report import render_table
 from agent_cli.session.log import EventLog
 
@@ -285,3 +292,20 @@ async def test_a_real_session_log_replays_with_the_same_requests(workspace: Path
     assert len(transcript.requests) == 4
     result = await replay_async(session.log.path, policy="default")
     assert result.requests == 4 and result.integrity.ok
+
+
+def test_a_folder_of_sessions_names_what_it_cannot_replay_and_keeps_the_rest(tmp_path: Path):
+    s = SessionWriter()
+    s.user("look", 0)
+    s.tool_turn("Read", {"file_path": "/repo/a.py"}, "x = 1\n", at=5)
+    s.response([{"type": "text", "text": "Done."}], at=9)
+    good = s.write(tmp_path / "b-session.jsonl")
+    (tmp_path / "a-empty.jsonl").write_text("")
+    (tmp_path / "c-garbage.jsonl").write_text('not json\n{"type": "user"\n')
+    (tmp_path / "notes.txt").write_text("not a session")
+    sessions, skipped = sessions_in(tmp_path)
+    assert sessions == [good]
+    assert [(p.name, why) for p, why in skipped] == [
+        ("a-empty.jsonl", "no recorded model responses"),
+        ("c-garbage.jsonl", "no recorded model responses (2 unreadable line(s))"),
+    ]

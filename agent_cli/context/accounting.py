@@ -1,6 +1,7 @@
 """Incremental token accounting of the view (DESIGN §5): one raw count per view message, so appending
 costs the new message and a compaction only its spans; the context in use is the last request's
-billed input plus our estimate of what was added since, while that request's messages are unchanged.
+billed input plus our estimate of what changed since: what was added, and what a compaction or a
+recount changed of the messages that request held (only the change is estimated, never the whole).
 """
 
 from __future__ import annotations
@@ -39,28 +40,51 @@ class ViewAccounting:
         self.built_length = 0  # view length of the last request built
 
     # -- changes of the view -----------------------------------------------------------------------
-    def count(self, index: int, message: Message) -> None:
-        """The view's message at `index` is now `message` (index == len: a new last message)."""
+    def count(self, index: int, message: Message, *, billed: bool = True) -> None:
+        """The view's message at `index` is now `message` (index == len: a new last message).
+        `billed=False`: the last bill already counted it as it is now (thinking the wire left out)."""
         if index == len(self.raw):
             self.raw.append(0)
         count = self.counter.raw_message(message)
+        if billed:
+            self._rebill(index, index + 1, count - self.raw[index], 0)
         self.raw_total += count - self.raw[index]
         self.raw[index] = count
 
     def replace(self, spans: Sequence[SpanReplacement]) -> None:
-        """A compaction's spans (sorted by start) replaced their messages."""
+        """A compaction's spans (sorted by start) replaced their messages. The last bill stays the
+        anchor: what the spans changed of the messages it held moves it (a span reaching past them
+        leaves no anchor)."""
         for span in reversed(spans):
             counts = [self.counter.raw_message(m) for m in span.messages]
-            self.raw_total += sum(counts) - sum(self.raw[span.start : span.end])
+            delta = sum(counts) - sum(self.raw[span.start : span.end])
+            self._rebill(span.start, span.end, delta, len(counts) - (span.end - span.start))
+            self.raw_total += delta
             self.raw[span.start : span.end] = counts
+        if spans:
+            self._rebuilt(min(span.start for span in spans))
+
+    def _rebill(self, start: int, end: int, delta: int, shift: int) -> None:
+        """Messages `start:end` changed by `delta` raw tokens and `shift` messages."""
+        if self.billed is None or start >= self.billed[1] or not (delta or shift):
+            return
+        billed, length = self.billed
+        if end > length:
+            self.billed = None
+            return
+        change = self.counter.scale(abs(delta))
+        self.billed = (max(0, billed + (change if delta > 0 else -change)), length + shift)
+
+    def _rebuilt(self, start: int) -> None:
+        if start < self.built_length:
+            self.epoch += 1
+            self.built_length = min(self.built_length, start)
 
     def invalidate_from(self, start: int) -> None:
         """Messages from `start` on changed: billed usage before it stays valid."""
         if self.billed is not None and start < self.billed[1]:
             self.billed = None
-        if start < self.built_length:
-            self.epoch += 1
-            self.built_length = min(self.built_length, start)
+        self._rebuilt(start)
 
     def prefix_changed(self, raw_base: int | None = None) -> None:
         """Another model or tool list: the last billed count no longer describes the next request."""

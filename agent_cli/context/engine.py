@@ -369,7 +369,6 @@ class ContextEngine:
         self.tokens.replace(spans)
         self._view = view
         if spans:
-            self.tokens.invalidate_from(spans[0].start)
             self.requests.changed_from(spans[0].start, view)
         self._pastes.saw(compaction.refs)
         if compaction.tier == "clear":

@@ -112,7 +112,7 @@ class Requests:
             self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(view))
         if unsent:
             self.binding = True
-            self._not_counted({thinking_signature(b) for b in unsent} - {""}, view)
+            self._not_counted({thinking_signature(b) for b in unsent} - {""}, view, billed=False)
         return self.cache.observe(
             PrefixKey.of(request.system, request.tools),
             usage,
@@ -120,16 +120,16 @@ class Requests:
             stable_tokens=int(meta.get("stable_tokens", 0)),
         )
 
-    def _not_counted(self, signatures: set[str], view: Sequence[Message]) -> None:
+    def _not_counted(self, signatures: set[str], view: Sequence[Message], *, billed: bool = True) -> None:
         """Thinking blocks (by signature) that will not be sent again: counted as nothing, in the view
-        too."""
+        too (`billed=False`: the last bill already went without them)."""
         signatures -= self.tokens.counter.unsent
         if not signatures:
             return
         self.tokens.counter.unsent |= signatures
         for index, message in enumerate(view):
             if any(b.type == "thinking" and b.signature in signatures for b in message.blocks):
-                self.tokens.count(index, message)
+                self.tokens.count(index, message, billed=billed)
 
     def _assemble(
         self, view: list[Message], model: ModelInfo, counts: list[int], max_tokens: int, previous: int | None

@@ -250,8 +250,16 @@ def test_used_is_the_last_billed_input_plus_what_came_after():
     e.append(follow)
     added = e.counter.raw_message(reply) + e.counter.raw_message(follow)
     assert e.status().used == 3_000 + e.counter.scale(added)
+    # a compaction inside what was billed: the bill stays the anchor, only the change is estimated
+    # (our own count of the whole, with the factor not yet learned, would be far from the bill)
+    was = e.counter.raw_message(e.messages[0])
     e.apply(Compaction("T1", "auto", (SpanReplacement(0, 1, (person("hello again"),)),)))
-    assert e.status().used == recount(e)  # the billed prefix changed: back to our own count
+    change = e.counter.raw_message(e.messages[0]) - was
+    assert change < 0 and recount(e) < 2_500
+    assert e.status().used == 3_000 - e.counter.scale(-change) + e.counter.scale(added)
+    # one that reaches past what was billed: nothing to anchor on, our own count
+    e.apply(Compaction("T1", "auto", (SpanReplacement(0, 3, (person("all of it"),)),)))
+    assert e.status().used == recount(e)
 
 
 def test_observe_calibrates_the_factor():
@@ -286,12 +294,14 @@ def test_thinking_the_provider_left_out_is_counted_at_nothing_from_then_on():
         e.apply(Compaction("T1", "auto", (SpanReplacement(2, 3, (person("go"),)),)))  # ours again
         shorter = e.counter.raw_message(person("go")) - e.counter.raw_message(person("go on"))
         expected = e.counter.scale(raw - unsent + e.counter.raw_message(says("done")) + shorter)
-        figures.append((e.counter.factor, e.status().used, expected))
-    (dragged, used_before, _), (factor, used, expected) = figures
+        figures.append((e.counter.factor, e.status().used, e.estimate(), expected))
+    (dragged, used_before, whole_before, _), (factor, used, whole, expected) = figures
     assert dragged < 0.95  # taken for the whole request, the bill says our count is high (a first
-    # observation moves the factor half way), and the thought still counts: the view looks bigger
-    assert used_before > expected
+    # observation moves the factor half way), and the thought still counts: our own count of the
+    # whole looks far bigger (the gauge, anchored on the bill, moves only by what the clear changed)
+    assert whole_before > 2 * used_before
     assert factor == pytest.approx(1.0, abs=0.01) and used == pytest.approx(expected, abs=5)
+    assert whole == pytest.approx(expected, abs=5)
     assert e.counter.raw_block(thought) == 0 and "s" in e.counter.unsent
 
 
@@ -316,10 +326,13 @@ def test_once_the_provider_has_left_thinking_out_a_change_stops_counting_the_thi
         if binds:  # what the provider notes on a request after an earlier clear
             request.metadata[Request.UNSENT] = (thoughts[2].to_api(),)
         e.observe(request, Usage(input_tokens=10_000))
+        before = sum(e.counter.raw_message(m) for m in e.messages)
         cleared = Message("user", (Block.tool_result("c0", "[cleared]"),))
         e.apply(Compaction("T1", "pressure", (SpanReplacement(2, 3, (cleared,)),)))
         counted.append([e.counter.raw_block(t) > 0 for t in thoughts])
-        assert e.status().used == recount(e)  # the gauge follows the count
+        gone = before - sum(e.counter.raw_message(m) for m in e.messages)
+        # the gauge moves from the bill by what the change took away, the thought not sent again too
+        assert e.status().used == pytest.approx(10_000 - e.counter.scale(gone), abs=3)
     assert counted[0] == [True, True, True]  # nothing shows the model binds: all still counted
     assert counted[1] == [True, False, False]  # the thought before the change is still sent
 

@@ -42,3 +42,33 @@ def test_clears_never_send_back_thinking_bound_to_what_they_changed(workspace):
         # and the requests went out as the engine built them: no thinking setting, no beta
         assert all("thinking" not in body for body in server.requests)
         assert all("anthropic-beta" not in h for h in server.headers)
+
+
+def _session_events(workspace) -> list[dict]:
+    (log,) = (workspace / ".agent" / "sessions").glob("*/events.jsonl")
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def test_what_a_clear_reports_is_what_the_next_request_is_billed(workspace):
+    """The size a clear reports (and the gauge shows until the next answer) is the last bill moved by
+    what the clear changed, and on this model the thinking after the change is not sent again: it
+    counts at nothing from the first clear on, not from the first request that went without it."""
+    with FakeAnthropic(bind_thinking=True, separate_summaries=True) as server:
+        names = big_files(workspace, 8, 16_000)
+        for name in names:  # each read after a long thought (~500 tokens on the fake's scale)
+            server.push(reply(Thinking(f"weighing {name}. " * 110), ToolUse("read_file", {"path": name})))
+        server.push(reply(Thinking("all read"), "Done reading."))
+        out = agent(workspace, server, *READ_ALL, "--budget-tokens", "20000")
+        assert out.returncode == 0, out.stderr
+    events = _session_events(workspace)
+    pairs = []  # (what a T1 reported, the bill of the request after it)
+    for i, event in enumerate(events):
+        if event["type"] == "compaction" and event["compaction"]["tier"] == "T1":
+            nxt = next(e for e in events[i:] if e["type"] == "assistant")
+            usage = nxt["usage"]
+            billed = sum(
+                usage[k] for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            )
+            pairs.append((event["compaction"]["after"], billed))
+    assert len(pairs) >= 2, pairs
+    assert all(abs(after - billed) <= 0.03 * billed for after, billed in pairs), pairs

@@ -30,7 +30,8 @@ class Requests:
         self.ttl = ttl
         self.clock = clock
         self.cached: dict[int, float] = {}  # view message index -> when a prefix ending there was cached
-        self.binding = False  # the provider left thinking out: the model binds it to its prefix
+        self.binding = False  # the model binds thinking to its prefix (the composition root knows,
+        # or the provider left thinking out)
 
     def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """The next request; its metadata holds what `read_usage` reads the response against."""

@@ -238,6 +238,9 @@ class ShellManager:
             return f"{shell.id} has already finished ({shell.status_text()}): there is nothing to kill", False
         shell.kill_requested = True
         await kill_group(shell.pgid, shell.capture)
+        deadline = time.monotonic() + TERM_GRACE  # SIGKILL was sent: its members are on their way out
+        while group_alive(shell.pgid) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         if shell.watcher is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(shell.watcher), DRAIN_GRACE + 1)

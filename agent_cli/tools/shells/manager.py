@@ -258,11 +258,11 @@ class ShellManager:
         for shell in shells:
             shell.kill_requested = True
             _signal(shell.pgid, signal.SIGTERM)
-        deadline = time.monotonic() + TERM_GRACE
-        while any(group_alive(s.pgid) for s in shells) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _wait_gone([s.pgid for s in shells])
         for shell in shells:
-            _signal(shell.pgid, signal.SIGKILL)
+            _signal(shell.pgid, signal.SIGKILL)  # what is left; then wait until it is gone too
+        _wait_gone([s.pgid for s in shells])
+        for shell in shells:
             self._ended(shell, None)
 
 
@@ -277,6 +277,13 @@ def started_text(shell_id: str) -> str:
 def one_line(command: str, limit: int = 80) -> str:
     first = command.strip().splitlines()[0] if command.strip() else ""
     return first[: limit - 1] + "…" if len(first) > limit or first != command.strip() else first
+
+
+def _wait_gone(pgids: list[int]) -> None:
+    """Until no process of these groups runs, at most TERM_GRACE (for a caller without an event loop)."""
+    deadline = time.monotonic() + TERM_GRACE
+    while any(group_alive(pgid) for pgid in pgids) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _signal(pgid: int, sig: signal.Signals) -> None:

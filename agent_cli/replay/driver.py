@@ -44,7 +44,7 @@ from agent_cli.replay.report import (
     percentile,
     reference,
 )
-from agent_cli.replay.thinking_turns import as_read, turns_kept
+from agent_cli.replay.thinking_turns import Wire, turns_kept
 
 POLICIES = (
     "default",
@@ -282,6 +282,7 @@ async def _run(
     orphan_uses = orphan_results = over_budget = 0
     warnings: list[str] = list(transcript.warnings)
     probe = FidelityProbe(transcript)
+    wire = Wire()  # what our provider leaves out of each request, and what the API reads of it
     cursor = 0
     for recorded in transcript.requests:
         for message in transcript.messages[cursor : recorded.position]:
@@ -294,7 +295,7 @@ async def _run(
             request = engine.requests.of(transcript.recorded_context(recorded), model, _reserved)
         else:
             request = engine.build_request()
-        built, request = request, as_read(request, turns)
+        built, (sent, request) = request, wire.read(request, recorded.model, turns)
         segments = request_segments(request, counter, memo, thinking_keyed=not turns)
         tokens = sum(s.tokens for s in segments)
         tries = 0
@@ -308,7 +309,7 @@ async def _run(
             )
             compactions.append(engine.emergency(overflow))
             built = engine.build_request()
-            request = as_read(built, turns)
+            sent, request = wire.read(built, recorded.model, turns)
             segments = request_segments(request, counter, memo, thinking_keyed=not turns)
             tokens = sum(s.tokens for s in segments)
         if tools and recorded.index == 0:
@@ -326,9 +327,10 @@ async def _run(
         orphan_uses += uses
         orphan_results += results
         over_budget += int(cached.total > budget)
-        for warning in engine.observe(built, _as_built(cached.usage(output), built, request, counter)):
+        for warning in engine.observe(built, _as_built(cached.usage(output), sent, request, counter)):
             if warning not in warnings:
                 warnings.append(warning)
+        wire.answered(sent, transcript.messages[recorded.position])
         engine.append(transcript.messages[recorded.position], ingest=not as_sent)  # T0 leaves what was sent
         cursor = recorded.position + 1
     if sim.too_many_breakpoints:

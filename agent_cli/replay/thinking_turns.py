@@ -1,6 +1,11 @@
-"""The thinking the API reads of a request: models before Claude Opus 4.5 keep only the latest turns'.
+"""The thinking a request carries: what our provider sends of it, and what the API reads.
 
-With thinking on, Claude Sonnet 4.5, Haiku 4.5 and the earlier models keep the thinking blocks of
+A model that binds each thinking block to its prefix (models.toml `thinking_binding`: the 5.5
+family) gets back only the blocks no change before them invalidated: the live provider's guard
+(llm/thinking_binding.py) leaves the others out, and so does the replay (`Wire`), so a session on
+such a model is priced as our agent would send it, not with the thinking every clear invalidated.
+
+What the API reads: with thinking on, Claude Sonnet 4.5, Haiku 4.5 and the earlier models keep the thinking blocks of
 the last assistant turn only (models.toml `thinking_turns = 1`; the API's default when
 `clear_thinking_20251015` is not configured): the API leaves older ones out, so they are not
 billed, and the prefix cached while they were still in it is read all the same (for such a model
@@ -23,7 +28,32 @@ from typing import Any
 
 from agent_cli.core.types import Message, Request
 from agent_cli.llm.models import builtin_registry
-from agent_cli.llm.thinking_binding import THINKING_TYPES
+from agent_cli.llm.thinking_binding import THINKING_TYPES, ThinkingBinding
+
+
+class Wire:
+    """Each request as our provider sends it: for a model that binds its thinking to its prefix
+    (models.toml `thinking_binding`), without the thinking blocks a change before them invalidated,
+    noted on the request as built (`Request.UNSENT`), as llm/anthropic.py does; and as the API then
+    reads it (`as_read`)."""
+
+    def __init__(self) -> None:
+        self.binding = ThinkingBinding()
+
+    def read(self, built: Request, model: str, turns: int) -> tuple[Request, Request]:
+        """(the request as sent, as read)."""
+        sent = built
+        if builtin_registry().lookup(model).binds_thinking:
+            body, left_out = self.binding.outgoing(built.to_api())
+            if left_out:
+                built.metadata[Request.UNSENT] = tuple(left_out)
+                sent = replace(built, messages=body["messages"])
+        return sent, as_read(sent, turns)
+
+    def answered(self, sent: Request, reply: Message) -> None:
+        """`reply` answered `sent`: its thinking is bound to what `sent` carried."""
+        if builtin_registry().lookup(sent.model).binds_thinking:
+            self.binding.produced(sent.to_api(), reply)
 
 
 def turns_kept(model: str) -> int:

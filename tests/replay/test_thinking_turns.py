@@ -130,3 +130,48 @@ def test_the_overhead_is_the_typical_request_not_the_first(tmp_path: Path):
         w.response([{"type": "text", "text": "y"}], 11 + 10 * i, read=20_000)
     transcript = load_claude_code(w.write(tmp_path / "s.jsonl"))
     assert 19_900 < calibrate(transcript, transcript.model).overhead < 20_000
+
+
+def _reads_after_thoughts(tmp_path: Path, model: str) -> Path:
+    """Twelve long reads, each after a long thought; one prompt (a model that keeps every turn's)."""
+    s = SessionWriter(model=model)
+    s.user("read the data files", 0)
+    body = "".join(f"{n:>6}\trecord {n}: lorem ipsum dolor sit amet\n" for n in range(1, 300))
+    for i in range(12):
+        s._calls += 1
+        call = f"toolu_{s._calls:03d}"
+        thought = {"type": "thinking", "thinking": f"weighing file {i}. " * 200, "signature": f"sig-{i:03d}"}
+        use = {"type": "tool_use", "id": call, "name": "Read", "input": {"file_path": f"/repo/d{i}.txt"}}
+        s.response([thought, use], at=10 + 20 * i)
+        s.user([{"type": "tool_result", "tool_use_id": call, "content": body}], at=11 + 20 * i)
+    s.response([{"type": "text", "text": "All read."}], at=300)
+    return s.write(tmp_path / f"{model}.jsonl")
+
+
+def _thoughts_sent(dump: Path) -> list[int]:
+    return [
+        sum(
+            b["type"] == "thinking"
+            for m in r["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+        )
+        for r in map(json.loads, dump.read_text().splitlines())
+    ]
+
+
+def test_a_model_that_binds_its_thinking_is_replayed_without_what_a_clear_invalidated(tmp_path: Path):
+    # the provider leaves out thinking whose prefix a clear changed (llm/thinking_binding.py): the
+    # replay sends what it would send, and prices that
+    runs = {}
+    for model in ("claude-sonnet-5-5", "claude-opus-4-6"):  # binds its thinking; keeps it all as it is
+        dump = tmp_path / f"{model}.requests.jsonl"
+        result = replay(_reads_after_thoughts(tmp_path, model), budget_tokens=40_000, dump_requests=dump)
+        assert any(c.tier == "T1" for c in result.compactions)
+        assert result.integrity.over_budget_requests == result.integrity.orphan_tool_uses == 0
+        assert result.recoverable_items == result.compacted_items
+        runs[model] = (_thoughts_sent(dump), result.weighted_input)
+    (bound, bound_cost), (kept, kept_cost) = runs["claude-sonnet-5-5"], runs["claude-opus-4-6"]
+    assert kept == list(range(13))  # every thought goes back
+    assert bound[:3] == kept[:3] and bound[-1] < kept[-1] / 2  # until clears change what came before
+    assert bound_cost < kept_cost

@@ -10,8 +10,9 @@
 - Every failure leaves as a classified `ProviderError` (anthropic_errors.py).
 - A model with preserved thinking (models.toml `thinking_binding`) gets back only the thinking blocks
   still bound to what precedes them (llm/thinking_binding.py): the context engine rewrites old
-  messages, and such a model refuses a block whose prefix changed. Should it refuse one anyway, the
-  request is sent again asking the API to drop such blocks, and so is every later one.
+  messages, and such a model refuses a block whose prefix changed. Should it refuse one anyway, or
+  refuse a model models.toml does not mark (newer than the table), the request is sent again asking
+  the API to drop such blocks, and so is every later one; that model is guarded from then on.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class AnthropicProvider:
         self._lock = threading.Lock()
         self._registry = registry or models.builtin_registry()
         self.binding = ThinkingBinding()
+        self._refused_models: set[str] = set()  # the API refused their thinking as misbound
 
     # -- client ---------------------------------------------------------------------------------
     @property
@@ -139,7 +141,8 @@ class AnthropicProvider:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         client = await self._ensure_client()
         body = request.to_api()
-        binds = self._registry.lookup(request.model).binds_thinking
+        # marked in models.toml, or the API said so (a model newer than our table, a table that is wrong)
+        binds = self._registry.lookup(request.model).binds_thinking or request.model in self._refused_models
         if binds:  # only the thinking still bound to its prefix goes back (llm/thinking_binding.py)
             body, left_out = self.binding.outgoing(body)
             if left_out:  # the engine stops counting them (context/requests.py)
@@ -150,11 +153,14 @@ class AnthropicProvider:
             async for event in self._stream_body(client, body, binds):
                 yield event
         except ProviderError as err:
-            if not (binds and not self.binding.drop_misbound and refused_as_misbound(err)):
+            if request.model in self._refused_models or not refused_as_misbound(err):
                 raise
-            # a block this guard judged bound was refused: from now on the API drops such blocks
+            # a block was refused as bound to another prefix (one this guard let through, or any, for
+            # a model not marked binding): from now on the API drops such blocks, and the guard
+            # keeps this model's thinking to what is still bound
+            self._refused_models.add(request.model)
             self.binding.drop_misbound = True
-            async for event in self._stream_body(client, asked_to_drop(body), binds):
+            async for event in self._stream_body(client, asked_to_drop(body), True):
                 yield event
 
     async def _stream_body(

@@ -105,15 +105,20 @@ async def test_a_block_refused_all_the_same_sends_the_request_again_asking_the_a
         assert [h.get("anthropic-beta") for h in server.headers] == [None, None, None, BETA, BETA]
 
 
-async def test_a_model_without_binding_is_sent_its_thinking_as_it_was():
+async def test_a_model_not_marked_binding_is_sent_its_thinking_until_the_api_refuses_it():
+    """A model models.toml does not mark (one newer than the table, or a table a workspace got
+    wrong) gets its thinking back as it was; when the API refuses a block as bound to another
+    prefix, the same request goes again asking it to drop such blocks, and from then on the model is
+    treated as binding: the session goes on instead of failing at the first clear."""
     with FakeAnthropic(bind_thinking=True) as server:  # the fake binds whatever the model
-        try:
-            await _session("claude-opus-4-6", server)
-        except Exception as err:  # the request after the clear is refused: what the guard prevents
-            assert "bound to a different conversation" in str(err)
-        assert server.statuses == [200, 200, 400]
-        assert all("thinking" not in b for b in server.requests)
-        assert all("anthropic-beta" not in h for h in server.headers)
+        bodies = await _session("claude-opus-4-6", server)
+        assert server.statuses == [200, 200, 400, 200, 200]
+        assert [_thoughts(b) for b in bodies[:3]] == [[], ["read a first"], ["read a first", "now b"]]
+        assert server.binding is not None and server.binding.dropped == [(4, 3, 0)]  # "now b", by the API
+        asked = [b.get("thinking", {}).get("block_binding") for b in bodies]
+        assert asked == [None, None, None, REQUEST_FIELD["block_binding"], REQUEST_FIELD["block_binding"]]
+        assert [h.get("anthropic-beta") for h in server.headers] == [None, None, None, BETA, BETA]
+        assert _thoughts(bodies[4]) == []  # the guard vouches only for what it saw bound: none of it
 
 
 def _thinking(signature: str) -> Block:

@@ -179,7 +179,7 @@ class Builder:
         summarizer: Summarizer,
         file_reader: Callable[[str], str | None] | None = None,
     ) -> ContextEngine:
-        engine = ContextEngine(
+        return ContextEngine(
             config=self.config.context,
             model=model,
             system_prompt=system_prompt,
@@ -194,14 +194,6 @@ class Builder:
             skills=self.skills if SKILL_TOOL in tools else "",
             name_files=lambda message: name_files(self.workspace, message),
         )
-        # the provider leaves this model's thinking out once its prefix changed (llm/anthropic.py): the
-        # engine stops counting it at the first change, not one request later (context/requests.py;
-        # after /model the engine learns it from the first request that goes without)
-        models = registry(self.config.models)
-        engine.requests.binding = (
-            self.config.provider == "anthropic" and models.lookup(model.name).binds_thinking
-        )
-        return engine
 
     def output_limits(self) -> OutputLimits:
         context = self.config.context

@@ -30,8 +30,7 @@ class Requests:
         self.ttl = ttl
         self.clock = clock
         self.cached: dict[int, float] = {}  # view message index -> when a prefix ending there was cached
-        self.binding = False  # the model binds thinking to its prefix (the composition root knows,
-        # or the provider left thinking out)
+        self.binding = False  # the provider guards the model's thinking (it notes Request.UNSENT)
 
     def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """The next request; its metadata holds what `read_usage` reads the response against."""
@@ -111,8 +110,8 @@ class Requests:
             raw -= sum(counter.raw_api_block(b) for b in unsent)  # counted when built, not billed
             counter.calibrate(raw, billed)
             self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(view))
+        self.binding = Request.UNSENT in meta  # the provider guards this model's thinking (or not)
         if unsent:
-            self.binding = True
             self._not_counted({thinking_signature(b) for b in unsent} - {""}, view, billed=False)
         return self.cache.observe(
             PrefixKey.of(request.system, request.tools),

@@ -363,7 +363,7 @@ class Request:
     thinking_budget: int | None = None
     tool_choice: dict[str, Any] | None = None  # e.g. {"type": "none"}: tools stay (the cached prefix), unused
     metadata: dict[str, Any] = field(default_factory=dict)  # ours (purpose, step); never sent
-    UNSENT = "unsent"  # metadata: the blocks a provider left out of the wire (llm/thinking_binding.py)
+    UNSENT = "unsent"  # metadata: the thinking a guarding provider left out (llm/thinking_binding.py)
 
     def to_api(self) -> dict[str, Any]:
         body: dict[str, Any] = {

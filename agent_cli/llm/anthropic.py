@@ -145,8 +145,9 @@ class AnthropicProvider:
         binds = self._registry.lookup(request.model).binds_thinking or request.model in self._refused_models
         if binds:  # only the thinking still bound to its prefix goes back (llm/thinking_binding.py)
             body, left_out = self.binding.outgoing(body)
-            if left_out:  # the engine stops counting them (context/requests.py)
-                request.metadata[Request.UNSENT] = tuple(left_out)
+            # noted even when empty: the engine then knows this model's thinking is guarded, and
+            # stops counting what it leaves out (context/requests.py)
+            request.metadata[Request.UNSENT] = tuple(left_out)
             if self.binding.drop_misbound:
                 body = asked_to_drop(body)
         try:

@@ -39,20 +39,22 @@ class Wire:
 
     def __init__(self) -> None:
         self.binding = ThinkingBinding()
+        self.guarded = False  # the last request's model binds its thinking
 
     def read(self, built: Request, model: str, turns: int) -> tuple[Request, Request]:
         """(the request as sent, as read)."""
         sent = built
-        if builtin_registry().lookup(model).binds_thinking:
+        self.guarded = builtin_registry().lookup(model).binds_thinking
+        if self.guarded:
             body, left_out = self.binding.outgoing(built.to_api())
+            built.metadata[Request.UNSENT] = tuple(left_out)
             if left_out:
-                built.metadata[Request.UNSENT] = tuple(left_out)
                 sent = replace(built, messages=body["messages"])
         return sent, as_read(sent, turns)
 
     def answered(self, sent: Request, reply: Message) -> None:
         """`reply` answered `sent`: its thinking is bound to what `sent` carried."""
-        if builtin_registry().lookup(sent.model).binds_thinking:
+        if self.guarded:
             self.binding.produced(sent.to_api(), reply)
 
 

@@ -9,7 +9,10 @@ or input could be cleared:
   for a few more edits at most), `named` when the file is fresh and named in the person's words, the
   todo list or the last failing command's output (needed whatever its age); what the picture no
   longer holds is `stale` (superseded: never needed), and so is a todo list a later one replaced.
-  Other calls are `output` (bash), `listing` (grep, glob, ls) or `other`;
+  A search or a shell command that printed lines of one file (`working_set.glimpsed`: a content
+  grep of it, `sed -n 10,40p x.go`) is a `glimpse`: aged from the file's last touch, as the edits
+  of those lines go on, and stale once the file is read whole or written again. Other calls are
+  `output` (bash), `listing` (grep, glob, ls) or `other`;
 - **how old it is**: calls since the file (or the call) was last touched. Reuse decays
   exponentially, `p = prior × exp(-age / tau)`;
 - **what points at it**: a file read in the same response as a file just edited counts as touched
@@ -38,7 +41,9 @@ from agent_cli.context.working_set import (
     EDIT_TOOLS,
     READ_TOOLS,
     WRITE_TOOLS,
+    FilePicture,
     calls_in,
+    glimpsed,
     named_files,
     path_of,
     pictures,
@@ -80,8 +85,9 @@ HAZARD: Mapping[str, Hazard] = {
     "old-patch": Hazard(0.02, 15.0),
     "old-read": Hazard(0.03, 8.0),
     "queued": Hazard(0.41, 10.0),
-    "output": Hazard(0.02, 3.0),
-    "listing": Hazard(0.07, 1.0),
+    "glimpse": Hazard(0.03, 2.0),
+    "output": Hazard(0.01, 2.0),
+    "listing": Hazard(0.04, 0.5),
     "other": Hazard(0.03, 1.0),
 }
 FILE_CLASSES = frozenset(
@@ -194,6 +200,9 @@ def predict(
         if use.id in out:
             continue
         name = tool_name(use)
+        if seen := glimpsed(use):
+            out[use.id] = _glimpse(use.id, files.get(seen), number, total, stats, hazard)
+            continue
         if name in READ_TOOLS | CHANGE_TOOLS:
             cls = "other"  # a failed call on a file: nothing of the file in it
         else:
@@ -201,6 +210,27 @@ def predict(
         age = total - number[use.id]
         out[use.id] = Reuse(learned(hazard[cls].at(age), stats, cls), cls, age, "", hazard[cls].decay)
     return out
+
+
+def _glimpse(
+    call: str,
+    picture: FilePicture | None,
+    number: Mapping[str, int],
+    total: int,
+    stats: ReuseStats,
+    hazard: Mapping[str, Hazard],
+) -> Reuse:
+    """A call that showed lines of one file without reading it (working_set.glimpsed): aged from
+    the file's last touch (the edits it is the material for keep it young), stale once a whole
+    read or write of the file came after it. Output in every other respect (no picture, no path:
+    a later read of the file is no re-read of it)."""
+    at = number[call]
+    if picture is not None and picture.whole and number.get(picture.picture[0], -1) > at:
+        return Reuse(0.0, "stale", total - at)
+    age = max(0, total - max(at, picture.last if picture is not None else -1))
+    return Reuse(
+        learned(hazard["glimpse"].at(age), stats, "glimpse"), "glimpse", age, "", hazard["glimpse"].decay
+    )
 
 
 def learned(p: float, stats: ReuseStats, cls: str) -> float:

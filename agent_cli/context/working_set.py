@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +58,23 @@ COARSE_TAG = "tool-digest-coarse"  # one line for many folded calls (tiers/coars
 _EXIT = re.compile(r"(?:exit(?:ed)?(?: with)?(?: code| status)?[:= ]+|\[exit )(-?\d+)", re.IGNORECASE)
 _PATHISH = re.compile(r"[\w./\\-]*\w\.\w{1,8}")
 _TASK_NUMBER = re.compile(r"Task #(\d+)")
+GREP_TOOLS = frozenset({"grep", "Grep"})
+# Shell commands that print lines of the files they name, with the options that take a value (so the
+# value is not taken for a file); `PATTERNED`: their first operand is a pattern or script, not a file.
+VIEWERS: Mapping[str, frozenset[str]] = {
+    "cat": frozenset(),
+    "nl": frozenset(),
+    "head": frozenset({"-n", "-c"}),
+    "tail": frozenset({"-n", "-c"}),
+    "sed": frozenset({"-e", "-f"}),
+    "awk": frozenset({"-F", "-v", "-f"}),
+    "grep": frozenset({"-A", "-B", "-C", "-m", "-e", "-f"}),
+    "egrep": frozenset({"-A", "-B", "-C", "-m", "-e", "-f"}),
+    "rg": frozenset({"-A", "-B", "-C", "-m", "-e", "-g", "-t"}),
+}
+PATTERNED = frozenset({"sed", "awk", "grep", "egrep", "rg"})
+_FILE_OPERAND = re.compile(r"[\w)]\.\w{1,8}$")
+_SEGMENTS = re.compile(r"&&|\|\||;|\n")
 
 
 @dataclass(frozen=True)
@@ -248,6 +266,55 @@ def path_of(use: Block) -> str:
     relative to the workspace: agent/workspace_reads.py), else its `file_path` or `path` as
     `file_key` spells it; "" for none."""
     return file_key(use.meta.file) if use.meta.file else input_path(use.input)
+
+
+def glimpsed(use: Block) -> str:
+    """The one file whose lines a call shows without reading it: a content search of one file
+    (`grep` with `output_mode: content` and a file as its `path`), or a shell command that prints
+    lines of one file (`sed -n 10,40p x.go`, `grep -n foo x.go | head`, `cat x.go`, `cd d && head
+    x.go`). Its output is what the next edit of those lines starts from. "" for anything else."""
+    name = use.meta.tool_name or use.name
+    if name in GREP_TOOLS:
+        path = input_path(use.input)
+        return path if use.input.get("output_mode") == "content" and _FILE_OPERAND.search(path) else ""
+    command = use.input.get("command") if name in BASH_TOOLS else None
+    if not isinstance(command, str):
+        return ""
+    for segment in _SEGMENTS.split(command):
+        first = segment.split("|", 1)[0]  # what a pipe's first command prints is what shows
+        try:
+            words = shlex.split(first)
+        except ValueError:
+            return ""
+        if not words or words[0] == "cd":
+            continue
+        return _viewed(words)
+    return ""
+
+
+def _viewed(words: Sequence[str]) -> str:
+    """The one file a viewer command (`VIEWERS`) names as its operand; "" for none or several."""
+    takes = VIEWERS.get(words[0])
+    if takes is None:
+        return ""
+    operands: list[str] = []
+    skip = False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word.startswith("-") and len(word) > 1:
+            skip = word in takes
+        else:
+            operands.append(word)
+    if words[0] in PATTERNED and not any(w in ("-e", "-f") for w in words):
+        operands = operands[1:]
+    if (
+        len(operands) != 1
+        or any(c in operands[0] for c in "*?[{$<>")
+        or not _FILE_OPERAND.search(operands[0])
+    ):
+        return ""
+    return file_key(operands[0])
 
 
 def input_path(tool_input: Mapping[str, object]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,7 +15,14 @@ from agent_cli.context.reuse import HAZARD, predict
 from agent_cli.context.tiers import Digest, MicroCompact
 from agent_cli.context.tiers.pricing import valued
 from agent_cli.context.tiers.region import find_runs
-from agent_cli.context.working_set import UNCHANGED_PREFIX, file_key, named_files, pictures, todo_lists
+from agent_cli.context.working_set import (
+    UNCHANGED_PREFIX,
+    file_key,
+    glimpsed,
+    named_files,
+    pictures,
+    todo_lists,
+)
 from agent_cli.replay.recoverable import RecoverableCheck
 from tests.context.test_tiers import FakeSummarizer, asst, make_ctx, person, read_pair, results
 
@@ -205,6 +213,45 @@ def test_reads_waiting_their_turn_in_a_run_edited_in_read_order_are_queued():
     later = predict(out_of_order)
     assert later["r4"].cls == "whole"  # the run was not a queue after all
     assert later["r4"].p < guess["r4"].p
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ('grep -n "nil," /repo/session_test.go | head -10', "/repo/session_test.go"),
+        ("sed -n '120,160p' src/state.go", "src/state.go"),
+        ("cd cli && head -n 40 ./cmd/main.go", "cmd/main.go"),
+        ("grep -A 3 Save store.go", "store.go"),
+        ("cat notes.md", "notes.md"),
+        ("grep -rn Save src/", ""),  # a directory: no one file
+        ("grep Save a.go b.go", ""),  # two files
+        ("cat *.go", ""),  # a glob
+        ("go test ./...", ""),
+        ("ls -la main.go", ""),  # names the file, shows none of its lines
+        ("sed -n 'unterminated", ""),
+    ],
+)
+def test_a_search_or_a_shell_command_that_prints_lines_of_one_file_is_a_glimpse_of_it(command, shown):
+    assert glimpsed(asst("", ("b", "bash", {"command": command})).blocks[0]) == shown
+
+
+def test_a_glimpse_stays_young_while_its_file_is_edited_and_a_whole_read_makes_it_stale():
+    """A content grep of one file, then edits of the lines it showed: the edits start from the grep's
+    output, so it ages from the file's last edit (like a read), not from the grep; plain output and
+    a search over a directory age from their own call. A whole read of the file afterwards shows
+    those lines as they are now: the glimpse is stale."""
+    view = [person("check the nil contexts"), *call("r", "read_file", path="s.go", limit=20)]
+    view += call("g", "grep", pattern="nil,", path="s.go", output_mode="content")
+    view += call("d", "grep", pattern="nil,", path="src", output_mode="content")
+    view += call("o", "bash", command="go vet ./...")
+    for n in range(6):
+        view += call(f"e{n}", "edit_file", path="s.go", old_string=f"s.go line {n}", new_string="x")
+    guess = predict(view)
+    assert guess["g"].cls == "glimpse" and guess["g"].age == 0
+    assert guess["d"].cls == "listing" and guess["o"].cls == "output" and guess["o"].age == 6
+    assert guess["g"].p == HAZARD["glimpse"].prior > guess["o"].p
+    view += call("w", "read_file", path="s.go")
+    assert predict(view)["g"].cls == "stale" and predict(view)["g"].p == 0
 
 
 def plan(tid: str, done: int, error: bool = False) -> list:

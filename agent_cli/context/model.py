@@ -39,6 +39,7 @@ class ContextConfig:
     miss_penalty_tokens: float = 60_000  # what acting without a cleared text costs beyond re-reading it
     forecast_ratio: float = 0.15  # requests still to come = this × requests made so far (Lindy) ...
     forecast_cap: int = 0  # ... at most this many (0: no cap)
+    micro_cap_tokens: int = 0  # T1 makes room past this many tokens as past the auto threshold (0: off)
     hits_prior_weight: float = 2.0  # hits the fitted prior counts as in a class's online factor (hits.py)
     micro_keep_recent: int = 3  # the "masking" policy's unpriced T1 keeps this many recent results
     micro_keep_chars: int = 120

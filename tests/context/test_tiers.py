@@ -346,6 +346,28 @@ async def test_t1_above_the_next_tier_s_threshold_clears_the_least_valuable_firs
     assert compaction.bet.forced and compaction.after <= MicroCompact().capacity(view, real)
 
 
+async def test_t1_keeps_the_view_under_a_configured_cap_far_below_the_next_tier_s_threshold():
+    """`micro_cap_tokens` (off by default): past it T1 makes room as it does past the auto-compaction
+    threshold, least valuable first and down to the cap; below it, or with no cap, nothing is forced."""
+    view = command_session(3, size=2_000, reads=4)
+    total = Counter().total(view)
+    budget = total * 4  # the auto threshold is far away
+    plain = attached(make_ctx(view, budget=budget))  # everything looks needed: nothing pays on its own
+    assert await MicroCompact().propose(view, plain, "pressure") is None
+    cap = int(total * 0.8)
+    capped = replace(plain, config=ContextConfig(micro_cap_tokens=cap))
+    compaction, new = await applied(MicroCompact(), view, capped, "pressure")
+    assert compaction.bet is not None and compaction.bet.forced
+    assert Counter().total(new) <= cap
+    # with the real predictor, and no cache to favour the tail, the command outputs go first
+    real = make_ctx(view, budget=budget, cached=(), config=ContextConfig(micro_cap_tokens=cap))
+    compaction, new = await applied(MicroCompact(), view, real, "pressure")
+    cleared = {b.tool_use_id for m in new for b in m.tool_results() if b.text.startswith("[cleared")}
+    assert cleared and cleared <= {"c0", "c1", "c2"} and Counter().total(new) <= cap
+    loose = replace(plain, config=ContextConfig(micro_cap_tokens=total + 1))
+    assert await MicroCompact().propose(view, loose, "pressure") is None
+
+
 async def test_t1_clears_large_inputs_of_finished_calls_and_keeps_them_recallable():
     body = "def f():\n    return 1\n" * 40
     view = [person("rewrite it")]

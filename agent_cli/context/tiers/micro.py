@@ -82,7 +82,9 @@ class MicroCompact:
         worth keeping like a fixed cost): above it T4 (or T2) would summarize the middle, so space
         decides what T1 clears first. (T3's lower threshold does not count: T3 leaves the pairs
         worth keeping alone, tiers/region.py.)"""
-        return auto_threshold(ctx.config.auto_fraction, ctx.budget, valued_tokens(view, ctx))
+        threshold = auto_threshold(ctx.config.auto_fraction, ctx.budget, valued_tokens(view, ctx))
+        cap = ctx.config.micro_cap_tokens
+        return min(threshold, cap) if cap > 0 else threshold
 
     async def propose(self, view: Sequence[Message], ctx: TierContext, trigger: str) -> Compaction | None:
         if trigger == "cache_cold" and not is_cache_cold(ctx):

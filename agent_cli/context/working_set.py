@@ -295,8 +295,10 @@ def glimpsed(use: Block) -> str:
 def _viewed(words: Sequence[str]) -> str:
     """The one file a viewer command (`VIEWERS`) names as its operand; "" for none or several."""
     takes = VIEWERS.get(words[0])
-    if takes is None:
-        return ""
+    if takes is None or any(
+        w.startswith(("-i", "--in-place")) for w in words[1:] if words[0] in ("sed", "awk")
+    ):
+        return ""  # (`sed -i` changes the file and prints none of it)
     operands: list[str] = []
     skip = False
     for word in words[1:]:

@@ -228,6 +228,7 @@ def test_reads_waiting_their_turn_in_a_run_edited_in_read_order_are_queued():
         ("cat *.go", ""),  # a glob
         ("go test ./...", ""),
         ("ls -la main.go", ""),  # names the file, shows none of its lines
+        ("sed -i 's/nil/ctx/' store.go", ""),  # changes it, prints nothing
         ("sed -n 'unterminated", ""),
     ],
 )

@@ -124,6 +124,9 @@ ENV = {
 }
 
 
+MIN_MICRO_CAP = 20_000  # below this a cap forces out what the model is working on (a 10k cap did, live)
+
+
 def config_paths(workspace: Path, env: dict[str, str] | None = None) -> list[Path]:
     env = os.environ if env is None else env
     base = Path(env.get("XDG_CONFIG_HOME") or Path.home() / ".config")
@@ -334,4 +337,7 @@ def _build(values: dict[str, Any]) -> Config:
         raise ConfigError("context.budget_tokens must be at least 1000")
     if not config.context.hits_prior_weight > 0:  # the session's calibration divides by it
         raise ConfigError("context.hits_prior_weight must be above 0 (2 is the default)")
+    cap = config.context.micro_cap_tokens
+    if cap < 0 or 0 < cap < MIN_MICRO_CAP:  # below it every result would go right after it is seen
+        raise ConfigError(f"context.micro_cap_tokens must be 0 (off) or at least {MIN_MICRO_CAP}, got {cap}")
     return config

@@ -52,6 +52,11 @@ def test_the_environment_base_url_wins_over_the_files(tmp_path):
         ('[models."m"]\nspeed = 3\n', "unknown setting .*models.m.speed"),
         ('openai = "x"\n', r"\[openai\]"),
         ("[context]\nhits_prior_weight = 0\n", "context.hits_prior_weight must be above 0"),
+        (
+            "[context]\nmicro_cap_tokens = 500\n",
+            "micro_cap_tokens must be 0 .off. or at least 20000, got 500",
+        ),
+        ("[context]\nmicro_cap_tokens = -1\n", "micro_cap_tokens must be 0"),
     ],
 )
 def test_bad_tables_are_config_errors_naming_the_setting(tmp_path, text, message):

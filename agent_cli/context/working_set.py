@@ -275,7 +275,7 @@ def glimpsed(use: Block) -> str:
     x.go`). Its output is what the next edit of those lines starts from. "" for anything else."""
     name = use.meta.tool_name or use.name
     if name in GREP_TOOLS:
-        path = input_path(use.input)
+        path = path_of(use)  # as a live session named it, like the reads it is matched with
         return path if use.input.get("output_mode") == "content" and _FILE_OPERAND.search(path) else ""
     command = use.input.get("command") if name in BASH_TOOLS else None
     if not isinstance(command, str):

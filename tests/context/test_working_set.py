@@ -236,6 +236,16 @@ def test_a_search_or_a_shell_command_that_prints_lines_of_one_file_is_a_glimpse_
     assert glimpsed(asst("", ("b", "bash", {"command": command})).blocks[0]) == shown
 
 
+def test_a_live_sessions_grep_is_a_glimpse_of_the_file_as_the_workspace_names_it():
+    """A live session stamps each call with its file relative to the workspace (`BlockMeta.file`),
+    and its reads are keyed by that name: a content grep given the absolute path is the same file."""
+    block = asst(
+        "", ("g", "grep", {"pattern": "x", "path": "/ws/src/a.py", "output_mode": "content"})
+    ).blocks[0]
+    assert glimpsed(block.with_meta(file="src/a.py")) == "src/a.py"
+    assert glimpsed(block) == "/ws/src/a.py"
+
+
 def test_a_glimpse_stays_young_while_its_file_is_edited_and_a_whole_read_makes_it_stale():
     """A content grep of one file, then edits of the lines it showed: the edits start from the grep's
     output, so it ages from the file's last edit (like a read), not from the grep; plain output and

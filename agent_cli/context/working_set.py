@@ -73,7 +73,8 @@ VIEWERS: Mapping[str, frozenset[str]] = {
     "rg": frozenset({"-A", "-B", "-C", "-m", "-e", "-g", "-t"}),
 }
 PATTERNED = frozenset({"sed", "awk", "grep", "egrep", "rg"})
-_FILE_OPERAND = re.compile(r"[\w)]\.\w{1,8}$")
+IN_PLACE = frozenset({"sed", "awk"})  # with -i they change the file instead of printing it
+_FILE_OPERAND = re.compile(r"\w\.\w{1,8}$")
 _SEGMENTS = re.compile(r"&&|\|\||;|\n")
 
 
@@ -295,9 +296,7 @@ def glimpsed(use: Block) -> str:
 def _viewed(words: Sequence[str]) -> str:
     """The one file a viewer command (`VIEWERS`) names as its operand; "" for none or several."""
     takes = VIEWERS.get(words[0])
-    if takes is None or any(
-        w.startswith(("-i", "--in-place")) for w in words[1:] if words[0] in ("sed", "awk")
-    ):
+    if takes is None or (words[0] in IN_PLACE and any(w.startswith(("-i", "--in-place")) for w in words)):
         return ""  # (`sed -i` changes the file and prints none of it)
     operands: list[str] = []
     skip = False

@@ -28,7 +28,8 @@ sizes and the run itself: tests/fakeapi/scenarios.py —
 
 `--agents-md CHARS` (repeatable) runs each scenario in a project whose AGENTS.md has that many
 characters: every request carries it, as in a real project, which shows how far a row depends on the
-exact size of what is sent.
+exact size of what is sent. `--line-extra CHARS` (repeatable) runs the batch with files whose every
+line is CHARS characters longer (negative: shorter), so ten reads fill more or less of the budget.
 """
 
 from __future__ import annotations
@@ -45,7 +46,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fakeapi.scenarios import SCENARIOS, Scenario, run_closed_loop  # noqa: E402
+from tests.fakeapi.scenarios import (  # noqa: E402
+    SCENARIOS,
+    Scenario,
+    batch,
+    run_closed_loop,
+    with_instructions,
+)
 
 BUDGETS = (40_000, 60_000, 100_000, 200_000)
 
@@ -88,19 +95,28 @@ def run(scenario: Scenario, budget: int | None) -> Row:
     )
 
 
-def with_instructions(scenario: Scenario, chars: int) -> Scenario:
-    """`scenario` in a project whose AGENTS.md holds `chars` characters (0: as it is): every request
-    then carries that much more, as it would in a real project."""
-    if chars <= 0:
-        return scenario
-    files = {**scenario.files, "AGENTS.md": ("Use the project's style. " * (chars // 24 + 1))[:chars]}
-    return replace(scenario, name=f"{scenario.name} (AGENTS.md {chars})", files=files)
+def widened(name: str, extra: int) -> Scenario:
+    """Scenario `name`; the batch's files with `extra` characters more on every line (negative: fewer)."""
+    if not extra:
+        return SCENARIOS[name]()
+    return replace(batch(extra=extra), name=f"batch (lines {extra:+d})")
 
 
-def grid(names: list[str], budgets: list[int], jobs: int, instructions: list[int] | None = None) -> list[Row]:
+def grid(
+    names: list[str],
+    budgets: list[int],
+    jobs: int,
+    instructions: list[int] | None = None,
+    extras: list[int] | None = None,
+) -> list[Row]:
     """Every scenario at every budget and unpressured, with ratios to the unpressured run (in each
-    project of `instructions`: AGENTS.md sizes, 0 for none)."""
-    scenarios = [with_instructions(SCENARIOS[n](), c) for n in names for c in instructions or [0]]
+    project of `instructions`: AGENTS.md sizes, 0 for none; the batch also with each of `extras`)."""
+    scenarios = [
+        with_instructions(widened(n, e), c)
+        for n in names
+        for e in (extras or [0] if n == "batch" else [0])
+        for c in instructions or [0]
+    ]
     tasks = [(scenario, budget) for scenario in scenarios for budget in [None, *budgets]]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         rows = list(pool.map(lambda t: run(*t), tasks))
@@ -142,9 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CHARS",
         help="run in a project whose AGENTS.md has CHARS characters (repeatable; 0: none, the default)",
     )
+    parser.add_argument(
+        "--line-extra",
+        action="append",
+        type=int,
+        metavar="CHARS",
+        help="the batch's files with CHARS more characters on every line (repeatable; negative: fewer)",
+    )
     args = parser.parse_args(argv)
     names = args.scenario or list(SCENARIOS)
-    rows = grid(names, args.budget or list(BUDGETS), args.jobs, args.agents_md)
+    rows = grid(names, args.budget or list(BUDGETS), args.jobs, args.agents_md, args.line_extra)
     if args.json:
         for r in rows:
             print(json.dumps(asdict(r)))

@@ -5,8 +5,19 @@ the model fetch them again before editing them pays for clearing it did not need
 
 from __future__ import annotations
 
+import pytest
+
 from tests.fakeapi.reactive import Read
-from tests.fakeapi.scenarios import MIDDLE, Scenario, _files, batch, edit, path_of, run_closed_loop
+from tests.fakeapi.scenarios import (
+    MIDDLE,
+    Scenario,
+    _files,
+    batch,
+    edit,
+    path_of,
+    run_closed_loop,
+    with_instructions,
+)
 
 
 def test_ten_reads_then_ten_edits_at_60k_force_at_most_one_re_read(tmp_path):
@@ -30,6 +41,21 @@ def test_the_same_run_costs_at_most_a_tenth_more_than_unpressured(tmp_path):
     free = run_closed_loop(scenario, tmp_path / "free", None)
     assert pressured.returncode == free.returncode == 0, pressured.stderr + free.stderr
     assert free.model.forced == [] and pressured.model.blind == []
+    ratio = pressured.model.weighted_input / free.model.weighted_input
+    assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
+
+
+@pytest.mark.parametrize(("extra", "agents_md"), [(-2, 0), (-2, 300), (-6, 2_000)])
+def test_reads_that_fit_stay_under_both_targets_whatever_else_the_request_carries(tmp_path, extra, agents_md):
+    """The batch in projects where the ten reads still fit the usable budget but fill it to different
+    depths: files a little smaller, and an AGENTS.md that every request carries. Editing a read must
+    not make a lossy tier due or force a clear (context/tiers/pricing.py:worth_keeping): at most one
+    re-read and a tenth more than unpressured in each."""
+    scenario = with_instructions(batch(10, extra=extra), agents_md)
+    pressured = run_closed_loop(scenario, tmp_path / "pressured", 60_000)
+    free = run_closed_loop(scenario, tmp_path / "free", None)
+    assert pressured.problem == free.problem == "", pressured.problem + free.problem
+    assert len(pressured.model.forced) <= 1, pressured.model.forced
     ratio = pressured.model.weighted_input / free.model.weighted_input
     assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
 

@@ -195,6 +195,7 @@ class TierContext:
     reuse: ReuseStats | None = None  # what this session's misses taught (context/ghosts.py)
     cached: tuple[int, ...] | None = None  # view messages ending a prefix the API has cached (None: unknown)
     predictor: Predictor | None = None  # None: context/reuse.py's predict (replay's oracle knows the future)
+    kept_before: frozenset[str] = frozenset()  # calls earlier decisions counted as worth keeping (policy.py)
 
 
 class Tier(Protocol):

@@ -31,7 +31,7 @@ from agent_cli.context.model import Compaction, Tier, TierContext, apply_compact
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
 from agent_cli.context.tiers.api_edits import ApiClear, ApiCompact
 from agent_cli.context.tiers.micro import is_cache_cold
-from agent_cli.context.tiers.pricing import auto_threshold, valued_tokens
+from agent_cli.context.tiers.pricing import auto_threshold, valued_tokens, worth_keeping
 from agent_cli.context.tiers.selection import is_person_message
 from agent_cli.context.tiers.subtask import SubtaskCompact
 from agent_cli.core.types import Message
@@ -91,6 +91,7 @@ class Policy:
         self.warn = False
         self.strikes = 0
         self.threshold = 0.0  # where T2/T4 start, as the latest decision found it (the gauge shows it)
+        self.kept: frozenset[str] = frozenset()  # calls counted as worth keeping (pricing.worth_keeping)
 
     # -- state ---------------------------------------------------------------------------------
     def auto_threshold(self, ctx: TierContext, kept: int = 0) -> float:
@@ -106,6 +107,7 @@ class Policy:
         self.halted_reason = ""
         self.strikes = 0
         self.threshold = 0.0  # the next decision finds it again
+        self.kept = frozenset()
 
     def _record_auto(self, compaction: Compaction, ctx: TierContext, kept: int = 0) -> None:
         threshold = self.auto_threshold(ctx, kept)
@@ -127,6 +129,8 @@ class Policy:
         out: list[Compaction] = []
         current = list(view)
         spec, config = self.spec, ctx.config
+        if spec.micro:  # what earlier decisions counted as worth keeping still counts while whole
+            ctx = replace(ctx, kept_before=self.kept)
 
         async def step(tier: Tier, tier_trigger: str) -> Compaction | None:
             nonlocal current, ctx
@@ -155,11 +159,13 @@ class Policy:
             if is_cache_cold(ctx):
                 await step(self.micro, "cache_cold")
             await step(self.micro, "pressure")
-        kept = valued_tokens(current, ctx) if spec.micro and lossy_allowed else 0
+        keep = worth_keeping(current, ctx) if spec.micro else frozenset()
+        kept = valued_tokens(current, ctx, keep) if spec.micro and lossy_allowed else 0
         if lossy_allowed and spec.region and ctx.summarizer is not None:
             if ctx.used >= auto_threshold(config.region_fraction, ctx.budget, kept):
-                await step(self.region, trigger)
-                kept = valued_tokens(current, ctx) if kept else 0
+                if await step(self.region, trigger) is not None:
+                    keep = worth_keeping(current, ctx)
+                    kept = valued_tokens(current, ctx, keep) if kept else 0
         if lossy_allowed and ctx.used >= self.auto_threshold(ctx, kept):
             done = None
             if spec.memory and self.memory.is_fresh(current, ctx):
@@ -168,6 +174,8 @@ class Policy:
                 done = await step(self.full, trigger)
             if done is not None:
                 self._record_auto(done, ctx, kept)
+                keep = worth_keeping(current, ctx)
+        self.kept = keep
         self.threshold = self.auto_threshold(ctx, kept)
         if ctx.used < self.threshold:
             self.strikes = 0  # the streak is broken

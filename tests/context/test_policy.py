@@ -9,6 +9,7 @@ import pytest
 from agent_cli.context.invariants import check
 from agent_cli.context.model import Compaction, ContextConfig, SpanReplacement, apply_compaction
 from agent_cli.context.policy import POLICIES, Policy, default_policy, make_policy, shift_index
+from agent_cli.context.tiers.micro import clear
 from agent_cli.context.tiers.pricing import valued_tokens
 from tests.context.test_tiers import (
     Counter,
@@ -125,6 +126,36 @@ async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost
     assert [c.tier for c in await policy.decide(view, needed) if c.tier in ("T1", "T2", "T3", "T4")] == []
     assert policy.threshold == raised  # what the gauge shows as the auto-compaction mark
     assert make_policy("claude-code").auto_threshold(needed, valued_tokens(view, needed)) == plain
+
+
+async def test_a_read_counted_as_worth_keeping_keeps_its_place_once_used_until_a_clear_cuts_it():
+    """The reads the model was about to edit raised the threshold. Once it has edited them they are
+    worth less (here: nothing), but the threshold does not fall back under the same usage, so T4
+    does not summarize them because the model used what it read; a policy that never counted them
+    runs T4 at once. A read a clear has cut stops counting."""
+    view = work_session(6, size=3_000)
+    ctx = make_ctx(
+        view,
+        budget=6_000,
+        used=5_100,
+        summarizer=FakeSummarizer(),
+        config=ContextConfig(micro_collapse=False),
+        tool_compactable=lambda name: False,  # T1 may clear nothing: only the threshold decides
+    )
+    needed, used_up = attached(ctx), forgetful(ctx)
+    policy = default_policy()
+    assert await policy.decide(view, needed) == []
+    raised = policy.threshold
+    assert raised > 5_100
+    assert await policy.decide(view, used_up) == []  # the same view, its reads now used up
+    assert policy.threshold == raised
+    fresh = await default_policy().decide(view, used_up)  # never counted them: 0.835 x 6,000 < 5,100
+    assert [c.tier for c in fresh] == ["T4"]
+    reads = frozenset((i, 0) for i, m in enumerate(view) if m.role == "user" and m.tool_results())
+    cut, _, _ = clear(view, used_up, reads, {})
+    after = replace(used_up, used=Counter().total(cut))
+    await policy.decide(cut, after)
+    assert policy.threshold == 0.835 * 6_000
 
 
 async def test_auto_compact_off_keeps_only_the_lossless_tier():

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,37 +51,51 @@ class Scenario:
         return out
 
 
-def line_of(file: int, n: int) -> str:
-    """Line n (1-based) of file `file`."""
-    return f"    total_{file:02d}_{n:03d} = scale(values[{n}], factor={(n * 37 + file) % 97}) + offset_{file:02d}"
+def line_of(file: int, n: int, extra: int = 0) -> str:
+    """Line n (1-based) of file `file`, with `extra` characters added to its end (negative: cut from
+    it; a line stays unique either way)."""
+    line = f"    total_{file:02d}_{n:03d} = scale(values[{n}], factor={(n * 37 + file) % 97}) + offset_{file:02d}"
+    return line + "#" * extra if extra >= 0 else line[:extra]
 
 
-def content(file: int) -> str:
-    return "".join(line_of(file, n) + "\n" for n in range(1, FILE_LINES + 1))
+def content(file: int, extra: int = 0) -> str:
+    return "".join(line_of(file, n, extra) + "\n" for n in range(1, FILE_LINES + 1))
 
 
 def path_of(file: int) -> str:
     return f"src/mod_{file:02d}.py"
 
 
-def edit(file: int, n: int) -> Edit:
-    old = line_of(file, n)
+def edit(file: int, n: int, extra: int = 0) -> Edit:
+    old = line_of(file, n, extra)
     return Edit(path_of(file), old, old + "  # checked", line=n)
 
 
-def _files(count: int) -> dict[str, str]:
-    return {path_of(i): content(i) for i in range(count)}
+def _files(count: int, extra: int = 0) -> dict[str, str]:
+    return {path_of(i): content(i, extra) for i in range(count)}
 
 
 # -- the scenarios -----------------------------------------------------------------------------------
 
 
-def batch(count: int = 10) -> Scenario:
-    """Read `count` files whole, then edit a middle line of each."""
-    steps = [Read(path_of(i)) for i in range(count)] + [edit(i, MIDDLE) for i in range(count)]
+def batch(count: int = 10, extra: int = 0) -> Scenario:
+    """Read `count` files whole, then edit a middle line of each (`extra` characters more a line)."""
+    steps = [Read(path_of(i)) for i in range(count)] + [edit(i, MIDDLE, extra) for i in range(count)]
     return Scenario(
-        "batch", "Read the modules, then mark a middle line of each as checked.", _files(count), tuple(steps)
+        "batch",
+        "Read the modules, then mark a middle line of each as checked.",
+        _files(count, extra),
+        tuple(steps),
     )
+
+
+def with_instructions(scenario: Scenario, chars: int) -> Scenario:
+    """`scenario` in a project whose AGENTS.md holds `chars` characters (0: as it is): every request
+    then carries that much more, as it would in a real project."""
+    if chars <= 0:
+        return scenario
+    files = {**scenario.files, "AGENTS.md": ("Use the project's style. " * (chars // 24 + 1))[:chars]}
+    return replace(scenario, name=f"{scenario.name} (AGENTS.md {chars})", files=files)
 
 
 def repeated(edits: int = 8) -> Scenario:

@@ -230,10 +230,38 @@ def valued(view: Sequence[Message], ctx: TierContext) -> WorkingSet:
     return WorkingSet(frozenset(keep) - stale, stale, files)
 
 
-def valued_tokens(view: Sequence[Message], ctx: TierContext) -> int:
-    """Tokens of the results and inputs worth more kept than cleared (`valued`): what the lossy
-    tiers could only take by destroying value, and so count like the system prompt does."""
+def worth_keeping(view: Sequence[Message], ctx: TierContext) -> frozenset[str]:
+    """The calls whose tokens raise the auto threshold: those worth more kept than cleared now
+    (`valued`), and those an earlier decision counted so (`ctx.kept_before`) while they are still whole
+    in the view. A call keeps its place once counted: being used (a read then edited) lowers what it is
+    worth, not the threshold, so no lossy tier becomes due and no clear is forced because the model
+    used what it read; it leaves the count when it leaves the view (a clear that pays, or space)."""
     keep = valued(view, ctx).keep
+    if not ctx.kept_before:
+        return keep
+    return keep | (ctx.kept_before & _whole_calls(view))
+
+
+def _whole_calls(view: Sequence[Message]) -> set[str]:
+    """Calls in the view that no tier has cut (no result cleared or compacted, no input cleared)."""
+    present: set[str] = set()
+    cut: set[str] = set()
+    for message in view:
+        for block in message.blocks:
+            if block.type == "tool_result":
+                (cut if is_compacted_result(block) else present).add(block.tool_use_id)
+            elif block.type == "tool_use":
+                cleared = any(
+                    isinstance(v, str) and v.startswith(CLEARED_PREFIX) for v in block.input.values()
+                )
+                (cut if cleared else present).add(block.id)
+    return present - cut
+
+
+def valued_tokens(view: Sequence[Message], ctx: TierContext, keep: frozenset[str] | None = None) -> int:
+    """Tokens of the results and inputs worth keeping (`worth_keeping`, or `keep`): what the lossy
+    tiers could only take by destroying value, and so count like the system prompt does."""
+    keep = worth_keeping(view, ctx) if keep is None else keep
     total = 0
     for message in view:
         for block in message.blocks:

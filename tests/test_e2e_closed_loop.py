@@ -1,7 +1,8 @@
 """The context policy closed-loop, end to end: `agent -p` against the fake Messages API answered by a
 reactive model (tests/fakeapi/reactive.py) that re-reads — or recalls — what it must edit but
-cannot see. Ten whole reads of 250-line files all fit a 60k budget (~44k), so a policy that makes
-the model fetch them again before editing them pays for clearing it did not need."""
+cannot see. Ten whole reads of 250-line files (~44k as the server counts them, with the first
+request's ~3.5k: 47.5k) fit the 48k a 60k budget leaves after output's reserve, so a policy that
+makes the model fetch them again before editing them pays for clearing it did not need."""
 
 from __future__ import annotations
 

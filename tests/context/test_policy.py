@@ -107,9 +107,8 @@ async def test_at_the_threshold_a_fresh_note_means_t2_otherwise_t4():
     chain(view, out)
 
 
-async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost():
-    """T4 would summarize the reads the model is about to edit: counted like the system prompt,
-    they move the threshold up, and the same usage does not trigger it."""
+def six_reads_over_the_plain_threshold(**changes):
+    """Six 3,000-character reads at 5,100 of a 6,000 budget: over 0.835 x 6,000, with a summarizer."""
     view = work_session(6, size=3_000)
     ctx = make_ctx(
         view,
@@ -117,7 +116,15 @@ async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost
         used=5_100,
         summarizer=FakeSummarizer(),
         config=ContextConfig(micro_collapse=False),
+        **changes,
     )
+    return view, ctx
+
+
+async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost():
+    """T4 would summarize the reads the model is about to edit: counted like the system prompt,
+    they move the threshold up, and the same usage does not trigger it."""
+    view, ctx = six_reads_over_the_plain_threshold()
     needed, worthless = attached(ctx), forgetful(ctx)  # every read needed soon / none ever again
     policy = default_policy()
     plain = policy.auto_threshold(worthless, valued_tokens(view, worthless))
@@ -133,15 +140,8 @@ async def test_a_read_counted_as_worth_keeping_keeps_its_place_once_used_until_a
     worth less (here: nothing), but the threshold does not fall back under the same usage, so T4
     does not summarize them because the model used what it read; a policy that never counted them
     runs T4 at once. A read a clear has cut stops counting."""
-    view = work_session(6, size=3_000)
-    ctx = make_ctx(
-        view,
-        budget=6_000,
-        used=5_100,
-        summarizer=FakeSummarizer(),
-        config=ContextConfig(micro_collapse=False),
-        tool_compactable=lambda name: False,  # T1 may clear nothing: only the threshold decides
-    )
+    # T1 may clear nothing: only the threshold decides
+    view, ctx = six_reads_over_the_plain_threshold(tool_compactable=lambda name: False)
     needed, used_up = attached(ctx), forgetful(ctx)
     policy = default_policy()
     assert await policy.decide(view, needed) == []

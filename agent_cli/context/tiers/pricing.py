@@ -42,11 +42,12 @@ STALE = Reuse(0.0, "stale", 0)
 
 def large_keys(tool_input: dict, limit: int) -> list[str]:
     """The input's values longer than `limit` characters (a list or an object by its JSON)."""
-    return [
-        k
-        for k, v in tool_input.items()
-        if len(input_text(v)) > limit and not (isinstance(v, str) and v.startswith(CLEARED_PREFIX))
-    ]
+    return [k for k, v in tool_input.items() if len(input_text(v)) > limit and not is_placeholder(v)]
+
+
+def is_placeholder(value: object) -> bool:
+    """An input value T1 has already cleared (its placeholder)."""
+    return isinstance(value, str) and value.startswith(CLEARED_PREFIX)
 
 
 def input_text(value: object) -> str:
@@ -251,9 +252,7 @@ def _whole_calls(view: Sequence[Message]) -> set[str]:
             if block.type == "tool_result":
                 (cut if is_compacted_result(block) else present).add(block.tool_use_id)
             elif block.type == "tool_use":
-                cleared = any(
-                    isinstance(v, str) and v.startswith(CLEARED_PREFIX) for v in block.input.values()
-                )
+                cleared = any(is_placeholder(v) for v in block.input.values())
                 (cut if cleared else present).add(block.id)
     return present - cut
 

@@ -79,8 +79,11 @@ def _nudge(name: str) -> None:
     for key in ("Left", "Right"):
         subprocess.run(["tmux", "send-keys", "-t", name, key], check=True)
     for width in ("111", "110"):
+        before = _pane(name)
         subprocess.run(["tmux", "resize-window", "-t", name, "-x", width], capture_output=True)
-        time.sleep(0.3)
+        deadline = time.monotonic() + 5  # until the app has drawn itself at the new width
+        while _pane(name) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def test_typing_while_a_command_runs_does_not_answer_the_modal(workspace, tmp_path):

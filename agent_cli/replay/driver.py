@@ -249,6 +249,7 @@ async def _run(
         config = replace(config, cache_ttl="1h")  # the recorded agent kept its cache an hour
     calibration = calibrate(transcript, model.name)
     counter = TokenCounter(model.name, factor=calibration.factor)
+    billing = TokenCounter(model.name, factor=calibration.factor)  # the simulated API's: never calibrated
     overhead, errors = calibration.overhead, calibration.errors
     clock = ReplayClock(transcript.requests[0].timestamp)
     store = MemoryStore()
@@ -296,7 +297,7 @@ async def _run(
         else:
             request = engine.build_request()
         built, (sent, request) = request, wire.read(request, recorded.model, turns)
-        segments = request_segments(request, counter, memo, thinking_keyed=not turns)
+        segments = request_segments(request, billing, memo, thinking_keyed=not turns)
         tokens = sum(s.tokens for s in segments)
         tries = 0
         while not as_sent and tokens > model.context_window and tries < config.emergency_retries:
@@ -310,7 +311,7 @@ async def _run(
             compactions.append(engine.emergency(overflow))
             built = engine.build_request()
             sent, request = wire.read(built, recorded.model, turns)
-            segments = request_segments(request, counter, memo, thinking_keyed=not turns)
+            segments = request_segments(request, billing, memo, thinking_keyed=not turns)
             tokens = sum(s.tokens for s in segments)
         if tools and recorded.index == 0:
             sim.warm(segments, len(tools) - 1, clock.now)
@@ -320,14 +321,14 @@ async def _run(
         output = recorded.usage.output_tokens if recorded.usage else 0
         usage = _scaled(cached.usage(output), scale)
         totals = _add(totals, usage)
-        probe.observe(recorded.index, request.messages, sizes[-1], _scaled_count(counter, scale))
+        probe.observe(recorded.index, request.messages, sizes[-1], _scaled_count(billing, scale))
         if dump is not None:
             write_request(dump, recorded.index, request, sizes[-1], usage)
         uses, results = api_orphans(request.messages)
         orphan_uses += uses
         orphan_results += results
         over_budget += int(cached.total > budget)
-        for warning in engine.observe(built, _as_built(cached.usage(output), sent, request, counter)):
+        for warning in engine.observe(built, _as_built(cached.usage(output), sent, request, billing)):
             if warning not in warnings:
                 warnings.append(warning)
         wire.answered(sent, transcript.messages[recorded.position])

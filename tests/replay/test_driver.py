@@ -309,3 +309,24 @@ def test_a_folder_of_sessions_names_what_it_cannot_replay_and_keeps_the_rest(tmp
         ("a-empty.jsonl", "no recorded model responses"),
         ("c-garbage.jsonl", "no recorded model responses (2 unreadable line(s))"),
     ]
+
+
+def test_the_simulated_bill_does_not_move_with_what_the_engine_learns(monkeypatch):
+    """Replay bills each request as the API would, with a counter of its own at the session's fitted
+    factor: whatever the engine learns from that bill (its calibration) cannot change the bill
+    itself. With one counter for both, a calibration that drifted fed on its own bill (stop 39: a
+    calibration on growth ran to the 2.0 clamp and moved a session from 0.79x to 1.01x)."""
+    from agent_cli.context import tokens
+
+    plain = replay(shared("tool_heavy.jsonl"), policy="none")
+    learned = tokens.TokenCounter.calibrate
+
+    def drifting(self, estimate_raw, billed, since=None):  # an engine that learns a wrong factor
+        learned(self, estimate_raw, billed, since)
+        self.factor = tokens.FACTOR_MAX
+        return self.factor
+
+    monkeypatch.setattr(tokens.TokenCounter, "calibrate", drifting)
+    drifted = replay(shared("tool_heavy.jsonl"), policy="none")
+    assert drifted.weighted_input == plain.weighted_input
+    assert drifted.peak_context_tokens == plain.peak_context_tokens

@@ -31,6 +31,7 @@ class Requests:
         self.clock = clock
         self.cached: dict[int, float] = {}  # view message index -> when a prefix ending there was cached
         self.binding = False  # the provider guards the model's thinking (it notes Request.UNSENT)
+        self.billed: tuple[str, object, int, int, int] | None = None  # model, epoch, view length, raw, billed
 
     def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """The next request; its metadata holds what `read_usage` reads the response against."""
@@ -108,7 +109,16 @@ class Requests:
         if billed > 0 and request.model == model.name:
             raw = int(meta.get("raw_estimate") or counter.raw_request(request))
             raw -= sum(counter.raw_api_block(b) for b in unsent)  # counted when built, not billed
-            counter.calibrate(raw, billed)
+            epoch, length = meta.get("epoch"), meta.get("view_length")
+            last = self.billed
+            extends = (
+                last is not None
+                and last[:2] == (model.name, epoch)
+                and isinstance(length, int)
+                and length > last[2]
+            )
+            counter.calibrate(raw, billed, (last[3], last[4]) if extends and last else None)
+            self.billed = (model.name, epoch, length if isinstance(length, int) else 0, raw, billed)
             self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(view))
         self.binding = Request.UNSENT in meta  # the provider guards this model's thinking (or not)
         if unsent:

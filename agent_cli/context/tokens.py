@@ -2,8 +2,14 @@
 
 Claude's tokenizers are not public, so every count is an estimate: cl100k gives the raw count, a
 per-model factor scales it (the 4.7+/5.x tokenizer yields ~30% more tokens for the same text), and
-`calibrate` moves the factor towards what the API really billed. Counts lean high on purpose: an
-overestimate compacts a little early, an underestimate fails a request.
+`calibrate` moves the factor towards what the API really billed. Before the first bill counts lean
+high (the default factor): an overestimate compacts a little early, an underestimate fails a request.
+
+What the engine estimates is what was added since the last billed request (context/accounting.py:
+the billed count anchors the rest), so once a session has grown by MIN_GROWTH raw tokens the factor
+is the ratio of billed to raw tokens over that growth, request to request: the system prompt and
+tools, whose ratio differs from a conversation's, cancel out, as in replay's fit
+(replay/calibration.py). Until then, a moving average of whole requests' ratios.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ MESSAGE_OVERHEAD = 4  # role and turn delimiters
 REQUEST_OVERHEAD = 8
 TOOLS_OVERHEAD = 350  # the tool-use preamble the API adds when tools are present
 TOOL_OVERHEAD = 8  # per tool definition
-FACTOR_MIN, FACTOR_MAX = 0.8, 2.0
+FACTOR_MIN, FACTOR_MAX = 0.5, 2.0  # guards against a bill that makes no sense; a server counting 4 characters
+# a token bills source code at ~0.73 of cl100k's count (bench/RESULTS.md, stop 39)
 NEW_TOKENIZER_FACTOR = 1.3
 SMOOTHING = 0.3  # weight of the newest observation in the moving average
+MIN_GROWTH = 5_000  # raw tokens of growth between requests before the factor is their ratio
 _SHORT_KEY = 256  # shorter texts are their own cache key; longer ones are hashed
 
 _VERSION = re.compile(r"-(\d+)-(\d{1,2})(?=-|$)")
@@ -65,6 +73,8 @@ class TokenCounter:
         self.hits = 0
         self.misses = 0
         self.observations = 0
+        # (raw, billed) tokens the session grew by between requests that extend one another
+        self.grown = (0, 0)
         self.unsent: set[str] = set()  # thinking (by signature) a provider leaves out of the wire: unbilled
 
     # -- configuration ---------------------------------------------------------------------------
@@ -74,10 +84,20 @@ class TokenCounter:
             self.model = model
             self.factor = default_factor(model)
             self.observations = 0
+            self.grown = (0, 0)
 
-    def calibrate(self, estimate_raw: int, billed: int) -> float:
-        """Move the factor towards billed/raw (exponential moving average, clamped); returns it."""
+    def calibrate(self, estimate_raw: int, billed: int, since: tuple[int, int] | None = None) -> float:
+        """A request of `estimate_raw` raw tokens was billed `billed`; `since`: (raw, billed) of the
+        request it extends (the same model, its messages unchanged). Once MIN_GROWTH raw tokens of
+        such growth are seen the factor is billed/raw over it; before, a moving average of whole
+        requests' billed/raw. Clamped; returns the factor."""
         if estimate_raw <= 0 or billed <= 0:
+            return self.factor
+        if since is not None and estimate_raw > since[0] and billed > since[1]:
+            self.grown = (self.grown[0] + estimate_raw - since[0], self.grown[1] + billed - since[1])
+        if self.grown[0] >= MIN_GROWTH:
+            self.observations += 1
+            self.factor = _clamp(self.grown[1] / self.grown[0])
             return self.factor
         ratio = _clamp(billed / estimate_raw)
         if self.observations == 0:

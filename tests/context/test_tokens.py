@@ -10,6 +10,7 @@ from agent_cli.context.tokens import (
     FACTOR_MAX,
     FACTOR_MIN,
     IMAGE_TOKENS,
+    MIN_GROWTH,
     TokenCounter,
     default_factor,
 )
@@ -81,6 +82,33 @@ def test_calibration_moves_towards_billed_over_raw():
     for _ in range(30):
         counter.calibrate(1_000, 1_200)
     assert counter.factor == pytest.approx(1.2, abs=0.01)
+
+
+def test_calibration_follows_what_each_request_added_not_the_prefix():
+    """A server that bills the system prompt and tools at 0.9 of our raw count and source code at
+    0.73 (one that counts 4 characters a token): once a session has grown by MIN_GROWTH raw tokens
+    the factor is the growth's ratio, so the next read is counted as it will be billed. A moving
+    average of whole requests, the prefix in every one, was still 0.81 after ten reads (10% high)."""
+    counter = TokenCounter("claude-sonnet-5-5")
+    raw, billed = 3_888, 3_497
+    counter.calibrate(raw, billed)
+    for _ in range(10):
+        since = (raw, billed)
+        raw, billed = raw + 6_027, billed + 4_397
+        counter.calibrate(raw, billed, since)
+    assert counter.factor == pytest.approx(4_397 / 6_027, abs=0.002)
+    # a request that does not extend the one before (a compaction, another model) teaches no growth
+    grown = counter.grown
+    counter.calibrate(raw - 20_000, billed - 10_000)
+    assert counter.grown == grown
+
+
+def test_growth_below_min_growth_keeps_the_moving_average():
+    counter = TokenCounter(factor=1.0)
+    counter.calibrate(1_000, 1_200)
+    counter.calibrate(1_000 + MIN_GROWTH // 2, 1_200 + MIN_GROWTH, (1_000, 1_200))
+    assert counter.grown == (MIN_GROWTH // 2, MIN_GROWTH)
+    assert 1.1 < counter.factor < 1.5  # the average moved; the growth's 2.0 is not trusted yet
 
 
 def test_calibration_is_clamped():

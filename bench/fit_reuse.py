@@ -29,6 +29,7 @@ from agent_cli.replay.driver import load_transcript  # noqa: E402
 from agent_cli.replay.oracle import needs  # noqa: E402
 
 PLAIN = {cls: Hazard(0.5, 0.0) for cls in HAZARD}
+FLOOR = 0.01  # the grid's smallest prior
 TAUS = (0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 60, 100, 0)
 AGE_BUCKETS = (0, 1, 2, 4, 8, 16, 32, 10**9)
 
@@ -66,11 +67,12 @@ FLAT = frozenset(
 
 
 def fit(data: Sequence[tuple[int, int, int]], flat: bool = False) -> Hazard:
-    """Maximum likelihood over the grid; a `flat` class only fits its prior (no decay)."""
+    """Maximum likelihood over the grid; a `flat` class only fits its prior (no decay). A class
+    never seen needed gets the grid's floor, flat: a p of 0 no miss could raise (reuse.learned)."""
     best, best_ll = Hazard(0.0, 0.0), -math.inf
     positives = sum(k for _, _, k in data)
     if not positives:
-        return Hazard(0.0, 0.0)
+        return Hazard(FLOOR, 0.0)
     for tau in (0,) if flat else TAUS:
         for step in range(1, 100):
             prior = step / 100

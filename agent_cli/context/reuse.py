@@ -18,7 +18,9 @@ or input could be cleared:
 - **what points at it**: a file read in the same response as a file just edited counts as touched
   with it (a batch of reads is usually the material for a batch of edits); a file read in a run of
   reads whose files the model is editing in the order it read them, and not reached yet, is
-  `queued`: waiting its turn, aged from the run's latest edit rather than from its read;
+  `queued`: waiting its turn, aged from the run's latest edit rather than from its read; and a
+  file of such a run the model edited and then moved past (a later file of the run edited since,
+  this one not touched again) is `passed`;
 - **what this session has taught** (`ReuseStats`, from its misses: context/ghosts.py): when the
   items of a group (files, other output) that were cleared came back more often than predicted,
   every item of that group is worth that much more (`p × (misses + 1) / (expected misses + 1)`).
@@ -85,13 +87,14 @@ HAZARD: Mapping[str, Hazard] = {
     "old-patch": Hazard(0.02, 15.0),
     "old-read": Hazard(0.03, 8.0),
     "queued": Hazard(0.41, 10.0),
+    "passed": Hazard(0.01, 0.0),
     "glimpse": Hazard(0.03, 2.0),
     "output": Hazard(0.01, 2.0),
     "listing": Hazard(0.04, 0.5),
     "other": Hazard(0.03, 1.0),
 }
 FILE_CLASSES = frozenset(
-    {"named", "queued", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"}
+    {"named", "queued", "passed", "whole", "partial", "editing", "edited", "patch", "old-patch", "old-read"}
 )
 LISTING_TOOLS = frozenset({"grep", "Grep", "glob", "Glob", "ls", "LS"})
 CHANGE_TOOLS = EDIT_TOOLS | WRITE_TOOLS
@@ -158,7 +161,7 @@ def predict(
             total += 1
             number[use.id] = total
         restored.update(b.tool_use_id for b in message.tool_results() if b.meta.tag == RESTORED_TAG)
-    touched, queue = _groups(view, files, number)
+    touched, queue, moved = _groups(view, files, number)
     named = set(named_files(view, list(files), person_texts(view)))
     patches = {u.id for u in uses if tool_name(u) in EDIT_TOOLS} - restored
     streak = path_of(uses[-1]) if uses and tool_name(uses[-1]) in EDIT_TOOLS else ""
@@ -168,7 +171,10 @@ def predict(
         if picture.edited and picture.whole and streak == path:
             cls = "editing"  # the last call edited this file, read whole: the next edit is likely here
         elif picture.edited:
-            cls = "edited"
+            # moved past in a run edited in read order, not touched since: the model is done with it
+            # (a batch's edits touch every file read with it: the edit that moved past it too)
+            past = moved.get(path, -1)
+            cls = "passed" if past > picture.last and past >= touched.get(path, -1) else "edited"
         elif path in named:
             cls = "named"
         elif queue.get(path, -1) > picture.last:
@@ -187,7 +193,7 @@ def predict(
                 kind = "patch" if call in recent else "old-patch"
                 chance = learned(hazard[kind].at(age), stats, kind)
                 out[call] = Reuse(chance, kind, age, path, hazard[kind].decay)
-            elif cls == "edited" and call not in current:
+            elif cls in ("edited", "passed") and call not in current:
                 chance = learned(hazard["old-read"].at(age), stats, "old-read")
                 out[call] = Reuse(chance, "old-read", age, path, hazard["old-read"].decay)
             else:
@@ -273,15 +279,17 @@ def person_texts(view: Sequence[Message]) -> list[str]:
 
 def _groups(
     view: Sequence[Message], files: Mapping, number: Mapping[str, int]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """What a group of reads says of each file, in one walk over the view: (touched, queued).
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """What a group of reads says of each file, in one walk over the view: (touched, queued, moved).
 
     - touched: path -> the edit at which it counts as touched. Files read in the same response as a
       file that was later edited: a batch of reads is usually the material for a batch of edits.
     - queued: path -> the call from which it has waited its turn. Its file was read in a run of
       reads (no edit or write between them) whose files are being edited in the order they were
       read, after the last one edited. A run edited out of order is no queue; a file skipped over
-      is no longer waiting."""
+      is no longer waiting.
+    - moved: path -> the call at which the model moved past it: a file of such a queue edited
+      before the latest one edited of it."""
     touched: dict[str, int] = {}
     batches: list[set[str]] = []
     runs: list[_Run] = []
@@ -313,10 +321,13 @@ def _groups(
             for r in having.get(path, ()):
                 r.edited(path, call)
     queued: dict[str, int] = {}
+    moved: dict[str, int] = {}
     for r in runs:
         for path in r.waiting():
             queued[path] = max(queued.get(path, -1), r.last)
-    return touched, queued
+        for path in r.passed():
+            moved[path] = max(moved.get(path, -1), r.last)
+    return touched, queued, moved
 
 
 @dataclass
@@ -336,6 +347,10 @@ class _Run:
             return
         self.done.append(path)
         self.last = call
+
+    def passed(self) -> list[str]:
+        """Its files edited before the latest one edited of it, when it is a queue."""
+        return [] if self.broken else self.done[:-1]
 
     def waiting(self) -> list[str]:
         """Its files whose turn has not come, when it is a queue."""

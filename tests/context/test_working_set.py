@@ -215,6 +215,25 @@ def test_reads_waiting_their_turn_in_a_run_edited_in_read_order_are_queued():
     assert later["r4"].p < guess["r4"].p
 
 
+def test_a_file_of_the_queue_edited_and_then_moved_past_is_passed_until_it_is_touched_again():
+    """Reads edited in the order they were read: once the model edits the next file of the run, the
+    one before is done with (`passed`, near nothing: in the shared sessions no such file was needed
+    again); the file being edited is not, and editing a passed file again brings it back."""
+    view = [person("fix the modules")]
+    for n in range(4):
+        view += call(f"r{n}", "read_file", path=f"m{n}.py")
+    view += call("e0", "edit_file", path="m0.py", old_string="m0.py line 3", new_string="y")
+    view += call("e1", "edit_file", path="m1.py", old_string="m1.py line 3", new_string="y")
+    guess = predict(view)
+    assert guess["r0"].cls == "passed" and guess["r0"].p == HAZARD["passed"].prior
+    assert guess["r1"].cls == "editing" and guess["r2"].cls == "queued"
+    assert guess["r0"].p < guess["r1"].p < guess["r2"].p
+    back = predict([*view, *call("e2", "edit_file", path="m0.py", old_string="m0.py line 4", new_string="z")])
+    assert back["r0"].cls == "editing"  # the model came back to it
+    on = predict([*view, *call("e3", "edit_file", path="m2.py", old_string="m2.py line 3", new_string="z")])
+    assert on["r0"].cls == "passed" and on["r1"].cls == "passed" and on["r3"].cls == "queued"
+
+
 @pytest.mark.parametrize(
     ("command", "shown"),
     [

@@ -1,6 +1,6 @@
 """Leave-one-out for the default policy's constants over every shared session (issue 19, item 6).
 
-    .venv/bin/python bench/loo.py [--dir ../shared/transcripts] [--grid forecast_ratio=0.1,0.25 miss_penalty_tokens=3e4,1e5]
+    .venv/bin/python bench/loo.py [--dir ../shared/transcripts] [--grid forecast_ratio=0.1,0.25 miss_penalty_fraction=1/6,1/2]
                                   [--cache bench/.loo-cache.json] [--json]
 
 Every combination of the grid is replayed on every session of at least LONG requests (rows cached by
@@ -25,6 +25,7 @@ import itertools
 import json
 import statistics
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def parse_grid(items: list[str]) -> dict[str, list[float]]:
         name, _, values = item.partition("=")
         if name not in fields:
             raise SystemExit(f"unknown constant {name!r}")
-        grid[name] = [float(v) for v in values.split(",")]
+        grid[name] = [float(Fraction(v)) for v in values.split(",")]  # 1/3 as well as 0.25
     return grid
 
 
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         default=[
             "forecast_ratio=0.15,0.25,0.4",
-            "miss_penalty_tokens=20000,30000,45000,60000,90000,120000,180000",
+            "miss_penalty_fraction=1/9,1/6,1/4,1/3,1/2,2/3,1",
         ],
     )
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")

@@ -61,6 +61,22 @@ def test_reads_that_fit_stay_under_both_targets_whatever_else_the_request_carrie
     assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
 
 
+@pytest.mark.parametrize(("extra", "agents_md"), [(2, 0), (4, 300)])
+def test_reads_that_do_not_fit_cost_one_re_read_and_a_tenth_at_most(tmp_path, extra, agents_md):
+    """Files a little larger: the ten reads no longer fit the usable 48k, so something read must go
+    before the last edits. A miss is priced as a share of the budget (putting a wrong act right
+    reads a 48k context here, not a 180k one), so the read waiting its turn goes and comes back
+    once, where clearing the reads already edited would rewrite the cache from the head: at most
+    one re-read and a tenth more than unpressured."""
+    scenario = with_instructions(batch(10, extra=extra), agents_md)
+    pressured = run_closed_loop(scenario, tmp_path / "pressured", 60_000)
+    free = run_closed_loop(scenario, tmp_path / "free", None)
+    assert pressured.problem == free.problem == "", pressured.problem + free.problem
+    assert len(pressured.model.forced) <= 1, pressured.model.forced
+    ratio = pressured.model.weighted_input / free.model.weighted_input
+    assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
+
+
 def test_a_model_that_edits_a_file_it_cannot_see_gets_the_read_back_for_its_next_edit(tmp_path):
     """A model that never fetches (it edits from memory) and edits each of ten files twice: at 60k
     some reads are cleared before their edits. The first edit of such a file is blind; its result

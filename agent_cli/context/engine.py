@@ -298,6 +298,7 @@ class ContextEngine:
             counter=self.counter,
             used=self._used(),
             budget=budget,
+            fixed=self.counter.scale(self.tokens.raw_base),
             now=self.clock(),
             last_request_at=self._last_request_at,
             summarizer=self.summarizer,

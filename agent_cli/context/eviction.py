@@ -167,9 +167,18 @@ class Market:
     rewrite: Rewrite
 
 
-def plan(candidates: Sequence[Candidate], market: Market, *, excess: int = 0, target_excess: int = 0) -> Plan:
+def plan(
+    candidates: Sequence[Candidate],
+    market: Market,
+    *,
+    excess: int = 0,
+    target_excess: int = 0,
+    room: bool = False,
+) -> Plan:
     """Which candidates to clear (see the module doc). `excess`: tokens above capacity; when > 0,
-    items go until `target_excess` tokens (>= excess) are freed."""
+    items go until it is freed whatever they cost, and on to `target_excess` (room for one more
+    message) only where that pays as a bet (`_room`), or regardless when `room` (the view grew past
+    capacity again right after a forced clear)."""
     gains = {c.key: gain(c, market.requests, market.context, market.penalty) for c in candidates}
     worth = sorted((c for c in candidates if gains[c.key] > 0), key=lambda c: c.message)
     best: list[Candidate] = []
@@ -185,8 +194,31 @@ def plan(candidates: Sequence[Candidate], market: Market, *, excess: int = 0, ta
     forced = False
     if excess > 0 and sum(c.tokens for c in chosen) < excess:
         forced = True
-        chosen += _make_room(candidates, chosen, max(excess, target_excess), market)
+        if room:
+            chosen += _make_room(candidates, chosen, max(excess, target_excess), market)
+        else:
+            chosen += _make_room(candidates, chosen, excess, market)
+            chosen += _room(candidates, chosen, target_excess, market)
     return Plan(tuple(chosen), bet_of(chosen, candidates, market, forced=forced))
+
+
+def _room(
+    candidates: Sequence[Candidate], chosen: Sequence[Candidate], need: int, market: Market
+) -> list[Candidate]:
+    """Room beyond the excess, for a next message like the last: from the rewrite the excess already
+    pays on (the room is a guess: it buys no rewrite of its own), an item goes only when its clear
+    now risks less than clearing it when that message comes would rewrite (as likely as not to
+    come: a miss is for good)."""
+    if need <= sum(c.tokens for c in chosen) or not chosen:
+        return []
+    start = min(c.message for c in chosen)
+    more = _make_room([c for c in candidates if c.message >= start], chosen, need, market)
+    return [
+        c
+        for c in more
+        if risk(c, market.context, market.penalty) - holding(c, market.requests)
+        < market.rewrite(c.message, c.tokens)
+    ]
 
 
 def _make_room(

@@ -36,7 +36,10 @@ class ContextConfig:
     output_ceiling_chars: int = 100_000_000  # a tool's output is stored in full up to this (then head+tail)
     # T1: every clear a priced bet (context/eviction.py); the constants below are chosen by
     # leave-one-out over real sessions (bench/loo.py, bench/RESULTS.md)
-    miss_penalty_tokens: float = 60_000  # what acting without a cleared text costs beyond re-reading it
+    # what acting without a cleared text costs beyond re-reading it, as a share of the usable budget:
+    # putting a wrong act right reads the context again, and the context is as large as the budget
+    # lets it grow (1/3: 60k tokens of the default 180k)
+    miss_penalty_fraction: float = 1 / 3
     forecast_ratio: float = 0.15  # requests still to come = this × requests made so far (Lindy) ...
     forecast_cap: int = 0  # ... at most this many (0: no cap)
     micro_cap_tokens: int = 0  # T1 makes room past this many tokens as past the auto threshold (0: off)
@@ -196,6 +199,8 @@ class TierContext:
     cached: tuple[int, ...] | None = None  # view messages ending a prefix the API has cached (None: unknown)
     predictor: Predictor | None = None  # None: context/reuse.py's predict (replay's oracle knows the future)
     kept_before: frozenset[str] = frozenset()  # calls earlier decisions counted as worth keeping (policy.py)
+    forced_before: bool = False  # the latest decision's T1 had to make room too (policy.py)
+    fixed: int = 0  # the system prompt and tools: in every request, and no tier can take them
 
 
 class Tier(Protocol):

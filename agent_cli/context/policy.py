@@ -92,6 +92,7 @@ class Policy:
         self.strikes = 0
         self.threshold = 0.0  # where T2/T4 start, as the latest decision found it (the gauge shows it)
         self.kept: frozenset[str] = frozenset()  # calls counted as worth keeping (pricing.worth_keeping)
+        self.forced = False  # the latest decision's T1 had to make room (eviction.Bet.forced)
 
     # -- state ---------------------------------------------------------------------------------
     def auto_threshold(self, ctx: TierContext, kept: int = 0) -> float:
@@ -108,6 +109,7 @@ class Policy:
         self.strikes = 0
         self.threshold = 0.0  # the next decision finds it again
         self.kept = frozenset()
+        self.forced = False
 
     def _record_auto(self, compaction: Compaction, ctx: TierContext, kept: int = 0) -> None:
         threshold = self.auto_threshold(ctx, kept)
@@ -130,7 +132,7 @@ class Policy:
         current = list(view)
         spec, config = self.spec, ctx.config
         if spec.micro:  # what earlier decisions counted as worth keeping still counts while whole
-            ctx = replace(ctx, kept_before=self.kept)
+            ctx = replace(ctx, kept_before=self.kept, forced_before=self.forced)
 
         async def step(tier: Tier, tier_trigger: str) -> Compaction | None:
             nonlocal current, ctx
@@ -176,6 +178,7 @@ class Policy:
                 self._record_auto(done, ctx, kept)
                 keep = worth_keeping(current, ctx)
         self.kept = keep
+        self.forced = any(c.tier == "T1" and c.bet is not None and c.bet.forced for c in out)
         self.threshold = self.auto_threshold(ctx, kept)
         if ctx.used < self.threshold:
             self.strikes = 0  # the streak is broken

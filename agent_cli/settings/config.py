@@ -337,6 +337,10 @@ def _build(values: dict[str, Any]) -> Config:
         raise ConfigError("context.budget_tokens must be at least 1000")
     if not config.context.hits_prior_weight > 0:  # the session's calibration divides by it
         raise ConfigError("context.hits_prior_weight must be above 0 (2 is the default)")
+    if not config.context.miss_penalty_fraction >= 0:  # a negative price would make every miss a gain
+        raise ConfigError(
+            "context.miss_penalty_fraction must be 0 or more (1/3 of the budget is the default)"
+        )
     cap = config.context.micro_cap_tokens
     if cap < 0 or 0 < cap < MIN_MICRO_CAP:  # below it every result would go right after it is seen
         raise ConfigError(f"context.micro_cap_tokens must be 0 (off) or at least {MIN_MICRO_CAP}, got {cap}")

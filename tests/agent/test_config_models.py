@@ -57,6 +57,9 @@ def test_the_environment_base_url_wins_over_the_files(tmp_path):
             "micro_cap_tokens must be 0 .off. or at least 20000, got 500",
         ),
         ("[context]\nmicro_cap_tokens = -1\n", "micro_cap_tokens must be 0"),
+        ("[context]\nmiss_penalty_fraction = -0.5\n", "context.miss_penalty_fraction must be 0 or more"),
+        # the old absolute price is gone: a clear error, not a silent default
+        ("[context]\nmiss_penalty_tokens = 60000\n", "unknown setting context.miss_penalty_tokens"),
     ],
 )
 def test_bad_tables_are_config_errors_naming_the_setting(tmp_path, text, message):

@@ -64,7 +64,7 @@ async def test_after_t1_cleared_the_first_read_a_re_read_is_full_again(workspace
     for n in range(4):
         (workspace / f"o{n}.txt").write_text(f"other {n}\n" * 30)
     # always cold, and a long session ahead in which a miss costs no more than reading again: T1 clears
-    config = ContextConfig(cache_ttl_seconds=-1.0, miss_penalty_tokens=0, forecast_ratio=10.0)
+    config = ContextConfig(cache_ttl_seconds=-1.0, miss_penalty_fraction=0, forecast_ratio=10.0)
     session = make_session(
         workspace, [{"tool_calls": [READ]}, *others, {"tool_calls": [READ]}, {"text": "ok"}], context=config
     )

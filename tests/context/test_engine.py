@@ -480,6 +480,8 @@ def test_tier_context_carries_what_the_tiers_need():
     assert ctx.budget == 180_000 and ctx.used == e.status().used and ctx.now == 1_000.0
     assert "go" in ctx.ledger_text and ctx.counter is e.counter
     assert "recall" in ctx.prompts("system")
+    # what every request carries besides the messages (the system prompt, the tools)
+    assert ctx.fixed == e.counter.scale(e.assembler.raw_base()) > 0
 
 
 def test_memory_coverage_follows_compactions():

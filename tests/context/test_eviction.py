@@ -70,8 +70,31 @@ def test_over_capacity_space_decides_in_ascending_value_per_token():
     assert plan([precious, cheap], market).chosen == ()
     forced = plan([precious, cheap], market, excess=3_000, target_excess=3_000)
     assert [c.key for c in forced.chosen] == ["cheap"] and forced.bet.forced
-    both = plan([precious, cheap], market, excess=3_000, target_excess=6_000)
+    both = plan([precious, cheap], market, excess=3_000, target_excess=6_000, room=True)
     assert [c.key for c in both.chosen] == ["cheap", "precious"]
+
+
+def test_room_past_the_excess_is_a_bet_that_buys_no_rewrite_nor_a_read_about_to_be_needed():
+    """Over capacity by 500 tokens, with room wanted for a message like the last (4,000): the excess
+    goes whatever it costs (a small item at message 8, its rewrite 700); the room is a guess, so it
+    takes only what clears behind that rewrite, and only where clearing now risks less than clearing
+    when that message comes would rewrite. An old log nobody needs stays when taking it would move
+    the rewrite back to message 7 (5,000); a read the model will need (p 0.9) at the end of the view,
+    cheap to clear later if the room is ever wanted, stays. After a forced clear that came right after
+    one (the view grows faster than a bare excess frees), the whole room at the least cost."""
+    small = item("small", 8, 600, 0.01)
+    log = item("log", 7, 4_000, 0.0)
+    queued = item("queued", 9, 4_000, 0.9, decay=1.0)
+    rewrite = {7: 5_000.0, 8: 700.0, 9: 200.0}
+    market = Market(3, 45_000, 60_000, lambda first, freed: rewrite[first])
+    room = plan([small, log, queued], market, excess=500, target_excess=4_500)
+    assert room.bet.forced and [c.key for c in room.chosen] == ["small"]
+    whole = plan([small, log, queued], market, excess=500, target_excess=4_500, room=True)
+    assert [c.key for c in whole.chosen] == ["log", "small"]
+    only = plan([small, queued], market, excess=500, target_excess=4_500)
+    assert [c.key for c in only.chosen] == ["small"]  # the excess, and no read spent on a guess
+    again = plan([small, queued], market, excess=500, target_excess=4_500, room=True)
+    assert [c.key for c in again.chosen] == ["small", "queued"]
 
 
 def test_the_bet_round_trips_through_the_log():

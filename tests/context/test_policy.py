@@ -135,6 +135,22 @@ async def test_what_is_worth_keeping_raises_the_auto_threshold_like_a_fixed_cost
     assert make_policy("claude-code").auto_threshold(needed, valued_tokens(view, needed)) == plain
 
 
+async def test_the_system_prompt_and_tools_count_like_what_is_worth_keeping():
+    """What every request carries and no tier can take (`fixed`) raises the threshold as the reads
+    the model still needs do: a context just over the threshold they leave without it, all of it
+    needed, is left alone once the system prompt and tools are counted; without them T1 must clear."""
+    view, ctx = six_reads_over_the_plain_threshold()
+    needed = attached(ctx)
+    policy = default_policy()
+    bare = policy.auto_threshold(needed, valued_tokens(view, needed))
+    carried = replace(needed, fixed=600, used=int(bare) + 50)
+    raised = policy.auto_threshold(carried, valued_tokens(view, carried))
+    assert raised == pytest.approx(bare + (1 - 0.835) * 600) and carried.used < raised
+    assert await default_policy().decide(view, carried) == []
+    over = replace(carried, fixed=0)
+    assert [c.tier for c in await default_policy().decide(view, over)] == ["T1"]
+
+
 async def test_a_read_counted_as_worth_keeping_keeps_its_place_once_used_until_a_clear_cuts_it():
     """The reads the model was about to edit raised the threshold. Once it has edited them they are
     worth less (here: nothing), but the threshold does not fall back under the same usage, so T4

@@ -16,7 +16,7 @@ from agent_cli.context.prompts import load_prompt
 from agent_cli.context.tiers import Digest, Emergency, FullCompact, MemoryCompact, MicroCompact, RegionCompact
 from agent_cli.context.tiers.emergency import static_summary
 from agent_cli.context.tiers.markers import make_ref, short_ref
-from agent_cli.context.tiers.pricing import requests_made
+from agent_cli.context.tiers.pricing import market_for, requests_made
 from agent_cli.context.tiers.rendering import redact, render_for_summary
 from agent_cli.context.tiers.selection import find_tail_start, group_view, is_person_message
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
@@ -337,13 +337,30 @@ async def test_t1_above_the_next_tier_s_threshold_clears_the_least_valuable_firs
     new = apply_compaction(view, compaction)
     assert Counter().total(new) <= ctx.budget
     # with the real predictor, and no cache to favour the tail (every clear rewrites it all), the
-    # command outputs (worth nothing) go before any read
+    # command outputs (worth nothing) go before any read (at a session's scale: a miss is priced as
+    # a share of the budget, and at a 3k budget re-reading a file is cheap)
+    view = command_session(3, size=20_000, reads=4)
     real = make_ctx(view, budget=int(Counter().total(view) * 0.9), cached=())
     compaction = await MicroCompact().propose(view, real, "pressure")
     texts = {b.tool_use_id: b.text for m in apply_compaction(view, compaction) for b in m.tool_results()}
     cleared = {k for k, t in texts.items() if t.startswith("[cleared")}
     assert cleared and cleared <= {"c0", "c1", "c2"}  # only what is worth nothing, oldest first
-    assert compaction.bet.forced and compaction.after <= MicroCompact().capacity(view, real)
+    assert compaction.after <= MicroCompact().capacity(view, real)  # (here it pays on its own too)
+
+
+def test_a_miss_is_priced_as_a_share_of_the_budget():
+    """What acting without a cleared text costs beyond re-reading it scales with the context a
+    session works in: 1/3 of the usable budget (60k of the default 180k), or as configured."""
+    view = command_session(3, size=2_000, reads=4)
+    tokens = [Counter().message(m) for m in view]
+
+    def penalty(ctx: TierContext) -> float:
+        return market_for(view, ctx, tokens, cold=False).penalty
+
+    assert penalty(make_ctx(view, budget=180_000)) == pytest.approx(60_000)
+    assert penalty(make_ctx(view, budget=48_000)) == pytest.approx(16_000)
+    configured = make_ctx(view, budget=48_000, config=ContextConfig(miss_penalty_fraction=1.0))
+    assert penalty(configured) == pytest.approx(48_000)
 
 
 async def test_t1_keeps_the_view_under_a_configured_cap_far_below_the_next_tier_s_threshold():

@@ -77,12 +77,14 @@ class MicroCompact:
         self.keep_recent = keep_recent
         self.collapse = collapse  # fold old cleared pairs into digest lines (tiers/collapse.py)
 
-    def capacity(self, view: Sequence[Message], ctx: TierContext) -> float:
+    def capacity(self, view: Sequence[Message], ctx: TierContext, lost: int = 0) -> float:
         """The auto-compaction threshold (tiers/pricing.py:auto_threshold, which counts what is
         worth keeping like a fixed cost): above it T4 (or T2) would summarize the middle, so space
         decides what T1 clears first. (T3's lower threshold does not count: T3 leaves the pairs
-        worth keeping alone, tiers/region.py.)"""
-        threshold = auto_threshold(ctx.config.auto_fraction, ctx.budget, valued_tokens(view, ctx))
+        worth keeping alone, tiers/region.py.) `lost`: tokens worth keeping a clear would take out
+        (the threshold counts them, so it falls with them)."""
+        kept = max(0, valued_tokens(view, ctx) - lost)
+        threshold = auto_threshold(ctx.config.auto_fraction, ctx.budget, kept)
         cap = ctx.config.micro_cap_tokens
         return min(threshold, cap) if cap > 0 else threshold
 
@@ -96,7 +98,9 @@ class MicroCompact:
         capacity = self.capacity(view, ctx)
         over = ctx.used > capacity  # above the next tier's threshold (a forced plan's case too): a
         # clear beats a lossy tier even when its bet, recomputed below, no longer pays
-        choice = choose(view, ctx, cold=cold, capacity=capacity)
+        choice = choose(
+            view, ctx, cold=cold, capacity=capacity, after=lambda lost: self.capacity(view, ctx, lost)
+        )
         if not choice.plan.chosen:
             return None
         cleared, originals, refs = clear(view, ctx, choice.results, choice.inputs)

@@ -19,7 +19,7 @@ system prompt's, and rewrites every message.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.cache import LOOKBACK, request_ends, stair_index
@@ -126,7 +126,7 @@ def market_for(view: Sequence[Message], ctx: TierContext, tokens: Sequence[int],
     config = ctx.config
     requests = forecast(requests_made(view), config.forecast_ratio, config.forecast_cap)
     rewrite = RewriteModel(view, tokens, cold=cold, cached=ctx.cached)
-    return Market(requests, ctx.used, config.miss_penalty_tokens, rewrite)
+    return Market(requests, ctx.used, config.miss_penalty_fraction * ctx.budget, rewrite)
 
 
 def candidates_of(
@@ -183,15 +183,36 @@ def candidates_of(
     return out, where
 
 
-def choose(view: Sequence[Message], ctx: TierContext, *, cold: bool, capacity: float | None) -> Choice:
+MAX_RECKONINGS = 4  # times the excess is reckoned again against the threshold a clear lowers
+
+
+def choose(
+    view: Sequence[Message],
+    ctx: TierContext,
+    *,
+    cold: bool,
+    capacity: float | None,
+    after: Callable[[int], float] | None = None,
+) -> Choice:
+    """What T1 clears. Over `capacity`: down to it, less room for one more message like the last
+    (eviction.plan); `after(lost)` is the capacity once `lost` tokens worth keeping are cleared (the
+    threshold counts them, so clearing them lowers it: the excess is reckoned against that)."""
     guesses = predicted(view, ctx)
     tokens = [ctx.counter.message(m) for m in view]
     market = market_for(view, ctx, tokens, cold)
     candidates, where = candidates_of(view, ctx, guesses)
     excess = max(0, int(ctx.used - capacity)) if capacity is not None else 0
-    # over capacity: clear down to it less room for one more message like the last (then stop)
-    target = excess + ctx.counter.message(view[-1]) if excess and view else 0
-    chosen = plan(candidates, market, excess=excess, target_excess=target)
+    room = ctx.counter.message(view[-1]) if excess and view else 0
+    chosen = plan(candidates, market, excess=excess, target_excess=excess + room, room=ctx.forced_before)
+    keep = worth_keeping(view, ctx) if excess and after is not None else frozenset()
+    for _ in range(MAX_RECKONINGS if keep else 0):
+        freed = sum(c.tokens for c in chosen.chosen)
+        lost = sum(c.tokens for c in chosen.chosen if where[c.key][3] in keep)
+        short = int(ctx.used - freed - after(lost))  # type: ignore[misc]
+        if short <= 0:
+            break
+        excess = freed + short  # more than this plan frees
+        chosen = plan(candidates, market, excess=excess, target_excess=excess + room, room=ctx.forced_before)
     picked = {c.key for c in chosen.chosen}
     clear_results = frozenset(where[k][:2] for k in picked if not where[k][2])
     clear_inputs: dict[tuple[int, int], tuple[str, ...]] = {}
@@ -258,10 +279,11 @@ def _whole_calls(view: Sequence[Message]) -> set[str]:
 
 
 def valued_tokens(view: Sequence[Message], ctx: TierContext, keep: frozenset[str] | None = None) -> int:
-    """Tokens of the results and inputs worth keeping (`worth_keeping`, or `keep`): what the lossy
-    tiers could only take by destroying value, and so count like the system prompt does."""
+    """Tokens no lossy tier should take: the results and inputs worth keeping (`worth_keeping`, or
+    `keep`), which it could only take by destroying value, and what the request holds beyond its
+    messages (the system prompt, the tools), which no tier can take at all."""
     keep = worth_keeping(view, ctx) if keep is None else keep
-    total = 0
+    total = ctx.fixed
     for message in view:
         for block in message.blocks:
             if block.type == "tool_result" and block.tool_use_id in keep:

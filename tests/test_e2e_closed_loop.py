@@ -46,12 +46,9 @@ def test_the_same_run_costs_at_most_a_tenth_more_than_unpressured(tmp_path):
     assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
 
 
-@pytest.mark.parametrize(("extra", "agents_md"), [(-2, 0), (-2, 300), (-6, 2_000)])
-def test_reads_that_fit_stay_under_both_targets_whatever_else_the_request_carries(tmp_path, extra, agents_md):
-    """The batch in projects where the ten reads still fit the usable budget but fill it to different
-    depths: files a little smaller, and an AGENTS.md that every request carries. Editing a read must
-    not make a lossy tier due or force a clear (context/tiers/pricing.py:worth_keeping): at most one
-    re-read and a tenth more than unpressured in each."""
+def assert_both_targets(tmp_path, extra: int, agents_md: int) -> None:
+    """The batch with lines `extra` characters longer and an AGENTS.md of `agents_md` characters, at
+    60k: at most one re-read, and at most a tenth more than the same run unpressured."""
     scenario = with_instructions(batch(10, extra=extra), agents_md)
     pressured = run_closed_loop(scenario, tmp_path / "pressured", 60_000)
     free = run_closed_loop(scenario, tmp_path / "free", None)
@@ -59,6 +56,15 @@ def test_reads_that_fit_stay_under_both_targets_whatever_else_the_request_carrie
     assert len(pressured.model.forced) <= 1, pressured.model.forced
     ratio = pressured.model.weighted_input / free.model.weighted_input
     assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
+
+
+@pytest.mark.parametrize(("extra", "agents_md"), [(-2, 0), (-2, 300), (-6, 2_000)])
+def test_reads_that_fit_stay_under_both_targets_whatever_else_the_request_carries(tmp_path, extra, agents_md):
+    """The batch in projects where the ten reads still fit the usable budget but fill it to different
+    depths: files a little smaller, and an AGENTS.md that every request carries. Editing a read must
+    not make a lossy tier due or force a clear (context/tiers/pricing.py:worth_keeping): at most one
+    re-read and a tenth more than unpressured in each."""
+    assert_both_targets(tmp_path, extra, agents_md)
 
 
 @pytest.mark.parametrize(("extra", "agents_md"), [(2, 0), (4, 300)])
@@ -68,13 +74,7 @@ def test_reads_that_do_not_fit_cost_one_re_read_and_a_tenth_at_most(tmp_path, ex
     reads a 48k context here, not a 180k one), so the read waiting its turn goes and comes back
     once, where clearing the reads already edited would rewrite the cache from the head: at most
     one re-read and a tenth more than unpressured."""
-    scenario = with_instructions(batch(10, extra=extra), agents_md)
-    pressured = run_closed_loop(scenario, tmp_path / "pressured", 60_000)
-    free = run_closed_loop(scenario, tmp_path / "free", None)
-    assert pressured.problem == free.problem == "", pressured.problem + free.problem
-    assert len(pressured.model.forced) <= 1, pressured.model.forced
-    ratio = pressured.model.weighted_input / free.model.weighted_input
-    assert ratio <= 1.1, f"{ratio:.3f}x the unpressured run"
+    assert_both_targets(tmp_path, extra, agents_md)
 
 
 def test_a_model_that_edits_a_file_it_cannot_see_gets_the_read_back_for_its_next_edit(tmp_path):

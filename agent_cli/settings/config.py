@@ -6,6 +6,7 @@ or the key's variable (settings/layers.py says which keys and why); `Config.warn
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -337,9 +338,10 @@ def _build(values: dict[str, Any]) -> Config:
         raise ConfigError("context.budget_tokens must be at least 1000")
     if not config.context.hits_prior_weight > 0:  # the session's calibration divides by it
         raise ConfigError("context.hits_prior_weight must be above 0 (2 is the default)")
-    if not config.context.miss_penalty_fraction >= 0:  # a negative price would make every miss a gain
+    penalty = config.context.miss_penalty_fraction  # negative: every miss a gain; inf: 0 x inf is nan
+    if not (penalty >= 0 and math.isfinite(penalty)):
         raise ConfigError(
-            "context.miss_penalty_fraction must be 0 or more (1/3 of the budget is the default)"
+            "context.miss_penalty_fraction must be a finite number, 0 or more (1/3 of the budget is the default)"
         )
     cap = config.context.micro_cap_tokens
     if cap < 0 or 0 < cap < MIN_MICRO_CAP:  # below it every result would go right after it is seen

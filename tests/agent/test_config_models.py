@@ -57,7 +57,12 @@ def test_the_environment_base_url_wins_over_the_files(tmp_path):
             "micro_cap_tokens must be 0 .off. or at least 20000, got 500",
         ),
         ("[context]\nmicro_cap_tokens = -1\n", "micro_cap_tokens must be 0"),
-        ("[context]\nmiss_penalty_fraction = -0.5\n", "context.miss_penalty_fraction must be 0 or more"),
+        (
+            "[context]\nmiss_penalty_fraction = -0.5\n",
+            "context.miss_penalty_fraction must be a finite number",
+        ),
+        ("[context]\nmiss_penalty_fraction = inf\n", "context.miss_penalty_fraction must be a finite number"),
+        ("[context]\nmiss_penalty_fraction = nan\n", "context.miss_penalty_fraction must be a finite number"),
         # the old absolute price is gone: a clear error, not a silent default
         ("[context]\nmiss_penalty_tokens = 60000\n", "unknown setting context.miss_penalty_tokens"),
     ],

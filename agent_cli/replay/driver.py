@@ -166,8 +166,10 @@ def replay(
     config: ContextConfig | None = None,
     summarizer: Summarizer | None = None,
     dump_requests: Path | None = None,
+    oracle_classes: frozenset[str] | None = None,
 ) -> ReplayResult:
-    """Replay a recorded session under `policy`. Raises ReplayError for files or options it cannot use."""
+    """Replay a recorded session under `policy` (`oracle_classes`: replay/oracle.py). Raises ReplayError
+    for files or options it cannot use."""
     return asyncio.run(
         replay_async(
             path,
@@ -176,6 +178,7 @@ def replay(
             config=config,
             summarizer=summarizer,
             dump_requests=dump_requests,
+            oracle_classes=oracle_classes,
         )
     )
 
@@ -188,6 +191,7 @@ async def replay_async(
     config: ContextConfig | None = None,
     summarizer: Summarizer | None = None,
     dump_requests: Path | None = None,
+    oracle_classes: frozenset[str] | None = None,
 ) -> ReplayResult:
     """The replay under `policy`, with its fidelity measured against the same edits under `none`
     (a second, unmanaged pass) and, with `dump_requests`, every simulated request written there."""
@@ -214,6 +218,7 @@ async def replay_async(
             model,
             summarizer,
             dump,
+            oracle_classes,
         )
     finally:
         if dump is not None:
@@ -240,6 +245,7 @@ async def _run(
     model: ModelInfo,
     summarizer: Summarizer | None,
     dump: TextIO | None,
+    oracle_classes: frozenset[str] | None = None,
 ) -> tuple[ReplayResult, list[EditCheck]]:
     from agent_cli.context.engine import ContextEngine
     from agent_cli.context.policy import make_policy
@@ -272,7 +278,7 @@ async def _run(
         tool_compactable=tool_compactable,
         counter=counter,
         on_compaction=recoverable.observe,
-        predictor=Oracle(transcript) if policy_name == "oracle" else None,
+        predictor=Oracle(transcript, oracle_classes) if policy_name == "oracle" else None,
     )
     budget, _reserved = config.budget(model.context_window, model.max_output_tokens)
     sim = CacheSimulator(min_tokens=model.cache_min_tokens)

@@ -6,15 +6,18 @@ the one the edit needs. At each decision, a call still needed by an edit to come
 need may come any time before then), every other call `p = 0`; the tiers, the pricing and the
 rewrite arithmetic are the default policy's own. So the oracle keeps exactly what later edits use
 and clears the rest as cheaply as the default can: how much of the saving needs foresight, and how
-far the predictor is from it.
+far the predictor is from it. Given `classes`, it knows the future only for the calls the predictor
+puts in those classes (context/reuse.py) and leaves the rest to the predictor: where that distance
+lies (bench/oracle_classes.py).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 
-from agent_cli.context.reuse import Reuse, ReuseStats
+from agent_cli.context.reuse import Reuse, ReuseStats, predict
 from agent_cli.core.types import Message
 from agent_cli.replay.claude_code import Transcript
 from agent_cli.replay.fidelity import LINE_PREFIX, edit_probes, shows
@@ -46,7 +49,8 @@ def needs(transcript: Transcript) -> dict[str, list[int]]:
 class Oracle:
     """A `context.reuse.Predictor` that reads the recorded future."""
 
-    def __init__(self, transcript: Transcript) -> None:
+    def __init__(self, transcript: Transcript, classes: frozenset[str] | None = None) -> None:
+        self.classes = classes  # None: every call
         self.needs = needs(transcript)
         self.position = {
             use.id: position
@@ -62,4 +66,10 @@ class Oracle:
         for age, call in enumerate(reversed(calls)):
             needed = any(p > now for p in self.needs.get(call, ()))
             out[call] = Reuse(1.0 if needed else 0.0, "needed" if needed else "done", age)
-        return out
+        if self.classes is None:
+            return out
+        guessed = predict(view, stats)
+        return {
+            call: replace(r, p=out[call].p, decay=out[call].decay) if r.cls in self.classes else r
+            for call, r in guessed.items()
+        }

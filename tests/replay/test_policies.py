@@ -133,3 +133,18 @@ def test_above_the_auto_threshold_t1_clears_and_no_lossy_tier_runs(tmp_path: Pat
     tiers = {c.tier for c in result.compactions}
     assert tiers == {"T1"}
     assert result.integrity.over_budget_requests == 0
+
+
+def test_an_oracle_for_some_classes_leaves_the_rest_to_the_predictor(tmp_path: Path):
+    """bench/oracle_classes.py: knowing no class, the oracle replays exactly as the default; knowing
+    only the command outputs' future, the default's blind edit stays; knowing the whole reads', the
+    read the edit needs is kept, as the full oracle keeps it."""
+    path = edit_session(tmp_path)
+    default = replay(path, budget_tokens=20_000)
+    assert default.fidelity.blind == 1  # the predictor lets the module's read go before its edit
+    nothing = replay(path, policy="oracle", budget_tokens=20_000, oracle_classes=frozenset())
+    assert (nothing.weighted_input, nothing.fidelity.blind) == (default.weighted_input, 1)
+    outputs = replay(path, policy="oracle", budget_tokens=20_000, oracle_classes=frozenset({"output"}))
+    assert outputs.fidelity.blind == 1
+    reads = replay(path, policy="oracle", budget_tokens=20_000, oracle_classes=frozenset({"whole"}))
+    assert reads.fidelity.blind == 0 == replay(path, policy="oracle", budget_tokens=20_000).fidelity.blind

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
@@ -11,6 +12,23 @@ from agent_cli.context.cache import CacheMonitor, PrefixKey
 from agent_cli.context.offload import merge_same_role
 from agent_cli.context.tokens import thinking_signature
 from agent_cli.core.types import Message, ModelInfo, Request, Usage
+
+
+@dataclass(frozen=True)
+class _Bill:
+    """The last request billed, to tell whether the next one only added to it (tokens.py: growth)."""
+
+    model: str
+    epoch: object  # ViewAccounting.epoch when it was built
+    length: int  # view messages it held
+    raw: int  # our raw count of it
+    billed: int
+
+    def grown_into(self, model: str, epoch: object, length: object) -> tuple[int, int] | None:
+        """(raw, billed) of this bill when a request of `model` built at (`epoch`, `length`) holds
+        its messages unchanged and more (else None)."""
+        same = (model, epoch) == (self.model, self.epoch)
+        return (self.raw, self.billed) if same and isinstance(length, int) and length > self.length else None
 
 
 class Requests:
@@ -31,7 +49,7 @@ class Requests:
         self.clock = clock
         self.cached: dict[int, float] = {}  # view message index -> when a prefix ending there was cached
         self.binding = False  # the provider guards the model's thinking (it notes Request.UNSENT)
-        self.billed: tuple[str, object, int, int, int] | None = None  # model, epoch, view length, raw, billed
+        self.billed: _Bill | None = None
 
     def turn(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """The next request; its metadata holds what `read_usage` reads the response against."""
@@ -110,15 +128,9 @@ class Requests:
             raw = int(meta.get("raw_estimate") or counter.raw_request(request))
             raw -= sum(counter.raw_api_block(b) for b in unsent)  # counted when built, not billed
             epoch, length = meta.get("epoch"), meta.get("view_length")
-            last = self.billed
-            extends = (
-                last is not None
-                and last[:2] == (model.name, epoch)
-                and isinstance(length, int)
-                and length > last[2]
-            )
-            counter.calibrate(raw, billed, (last[3], last[4]) if extends and last else None)
-            self.billed = (model.name, epoch, length if isinstance(length, int) else 0, raw, billed)
+            since = self.billed.grown_into(model.name, epoch, length) if self.billed else None
+            counter.calibrate(raw, billed, since)
+            self.billed = _Bill(model.name, epoch, length if isinstance(length, int) else 0, raw, billed)
             self.tokens.observe(billed, meta.get("epoch"), meta.get("view_length"), len(view))
         self.binding = Request.UNSENT in meta  # the provider guards this model's thinking (or not)
         if unsent:

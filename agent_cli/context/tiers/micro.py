@@ -40,6 +40,7 @@ from agent_cli.context.tiers.pricing import (
     input_text,
     large_keys,
     valued_tokens,
+    worth_keeping,
 )
 from agent_cli.context.tiers.selection import (
     is_compacted_result,
@@ -77,14 +78,17 @@ class MicroCompact:
         self.keep_recent = keep_recent
         self.collapse = collapse  # fold old cleared pairs into digest lines (tiers/collapse.py)
 
-    def capacity(self, view: Sequence[Message], ctx: TierContext, lost: int = 0) -> float:
+    def capacity(self, view: Sequence[Message], ctx: TierContext) -> float:
         """The auto-compaction threshold (tiers/pricing.py:auto_threshold, which counts what is
         worth keeping like a fixed cost): above it T4 (or T2) would summarize the middle, so space
         decides what T1 clears first. (T3's lower threshold does not count: T3 leaves the pairs
-        worth keeping alone, tiers/region.py.) `lost`: tokens worth keeping a clear would take out
-        (the threshold counts them, so it falls with them)."""
-        kept = max(0, valued_tokens(view, ctx) - lost)
-        threshold = auto_threshold(ctx.config.auto_fraction, ctx.budget, kept)
+        worth keeping alone, tiers/region.py.)"""
+        return self.limit(ctx, valued_tokens(view, ctx))
+
+    @staticmethod
+    def limit(ctx: TierContext, kept: int) -> float:
+        """`capacity` with `kept` tokens worth keeping (a clear of some of them lowers it)."""
+        threshold = auto_threshold(ctx.config.auto_fraction, ctx.budget, max(0, kept))
         cap = ctx.config.micro_cap_tokens
         return min(threshold, cap) if cap > 0 else threshold
 
@@ -95,11 +99,18 @@ class MicroCompact:
             keep = ctx.config.micro_keep_recent if self.keep_recent is None else self.keep_recent
             return self._unpriced(view, ctx, trigger, keep)
         cold = trigger == "cache_cold"
-        capacity = self.capacity(view, ctx)
+        keep = worth_keeping(view, ctx)
+        kept = valued_tokens(view, ctx, keep)
+        capacity = self.limit(ctx, kept)
         over = ctx.used > capacity  # above the next tier's threshold (a forced plan's case too): a
         # clear beats a lossy tier even when its bet, recomputed below, no longer pays
         choice = choose(
-            view, ctx, cold=cold, capacity=capacity, after=lambda lost: self.capacity(view, ctx, lost)
+            view,
+            ctx,
+            cold=cold,
+            capacity=capacity,
+            keep=keep,
+            after=lambda lost: self.limit(ctx, kept - lost),
         )
         if not choice.plan.chosen:
             return None

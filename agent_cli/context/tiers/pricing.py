@@ -192,11 +192,13 @@ def choose(
     *,
     cold: bool,
     capacity: float | None,
+    keep: frozenset[str] = frozenset(),
     after: Callable[[int], float] | None = None,
 ) -> Choice:
     """What T1 clears. Over `capacity`: down to it, less room for one more message like the last
-    (eviction.plan); `after(lost)` is the capacity once `lost` tokens worth keeping are cleared (the
-    threshold counts them, so clearing them lowers it: the excess is reckoned against that)."""
+    (eviction.plan); `after(lost)` is the capacity once `lost` tokens of the calls in `keep` (those
+    the threshold counts, `worth_keeping`) are cleared: clearing them lowers it, so the excess is
+    reckoned against that."""
     guesses = predicted(view, ctx)
     tokens = [ctx.counter.message(m) for m in view]
     market = market_for(view, ctx, tokens, cold)
@@ -204,11 +206,10 @@ def choose(
     excess = max(0, int(ctx.used - capacity)) if capacity is not None else 0
     room = ctx.counter.message(view[-1]) if excess and view else 0
     chosen = plan(candidates, market, excess=excess, target_excess=excess + room, room=ctx.forced_before)
-    keep = worth_keeping(view, ctx) if excess and after is not None else frozenset()
-    for _ in range(MAX_RECKONINGS if keep else 0):
+    for _ in range(MAX_RECKONINGS if excess and keep and after is not None else 0):
         freed = sum(c.tokens for c in chosen.chosen)
         lost = sum(c.tokens for c in chosen.chosen if where[c.key][3] in keep)
-        short = int(ctx.used - freed - after(lost))  # type: ignore[misc]
+        short = int(ctx.used - freed - after(lost))
         if short <= 0:
             break
         excess = freed + short  # more than this plan frees

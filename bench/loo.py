@@ -40,13 +40,13 @@ _unmanaged: dict[str, Any] = {}
 _run = driver._run
 
 
-async def _memo_run(transcript, policy_name, config, model, summarizer, dump):  # type: ignore[no-untyped-def]
+async def _memo_run(transcript, policy_name, config, *rest):  # type: ignore[no-untyped-def]
     """The unmanaged pass (the fidelity baseline) is the same for every setting: run it once per file."""
     if policy_name != "none":
-        return await _run(transcript, policy_name, config, model, summarizer, dump)
+        return await _run(transcript, policy_name, config, *rest)
     key = f"{transcript.path}:{config.budget_tokens}"
     if key not in _unmanaged:
-        _unmanaged[key] = await _run(transcript, policy_name, config, model, summarizer, dump)
+        _unmanaged[key] = await _run(transcript, policy_name, config, *rest)
     return _unmanaged[key]
 
 
@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--long", type=int, default=LONG, help="leave out only sessions this long (requests)")
     parser.add_argument(
         "--refit", action="store_true", help="replay each held-out session with the hazard fitted without it"
     )
@@ -160,11 +161,13 @@ def main(argv: list[str] | None = None) -> int:
             if k not in cache:
                 cache[k] = measure(setting, path)
                 args.cache.write_text(json.dumps(cache))
-            if cache[k]["requests"] >= LONG:
+            if cache[k]["requests"] >= args.long:
                 table[name][path.name] = cache[k]
         rows = list(table[name].values())
         if not rows:
-            raise SystemExit(f"no session in {args.dir} has {LONG} requests or more: nothing to leave out")
+            raise SystemExit(
+                f"no session in {args.dir} has {args.long} requests or more: nothing to leave out"
+            )
         print(
             f"{name}: blind {sum(r['blind'] for r in rows)}/{sum(r['visible'] for r in rows)}, adjusted median "
             f"{statistics.median(r['adjusted'] for r in rows):.3f}, max {max(r['adjusted'] for r in rows):.3f}",

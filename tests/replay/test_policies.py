@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,26 @@ def test_an_oracle_for_some_classes_leaves_the_rest_to_the_predictor(tmp_path: P
     assert outputs.fidelity.blind == 1
     reads = replay(path, policy="oracle", budget_tokens=20_000, oracle_classes=frozenset({"whole"}))
     assert reads.fidelity.blind == 0 == replay(path, policy="oracle", budget_tokens=20_000).fidelity.blind
+
+
+def test_leave_one_out_runs_over_a_folder_of_sessions(tmp_path: Path):
+    """bench/loo.py as the RESULTS commands run it: every session held out once, with the hazard
+    refitted without it, and the setting to ship chosen on all of them."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    edit_session(sessions)
+    (sessions / "edit.jsonl").rename(sessions / "one.jsonl")
+    edit_session(sessions)
+    script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--dir", str(sessions), "--cache", str(tmp_path / "cache.json")]
+        + ["--grid", "miss_penalty_fraction=1/6,1/3", "--long", "1", "--refit", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert sorted(row["held_out"] for row in report["held_out"]) == ["edit.jsonl", "one.jsonl"]
+    assert all(row["hazard"] == "refit" and row["blind"] <= row["visible"] for row in report["held_out"])
+    assert report["chosen_on_all"]["miss_penalty_fraction"] in (1 / 6, 1 / 3)

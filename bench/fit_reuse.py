@@ -1,6 +1,6 @@
 """Fit the reuse predictor's hazard (context/reuse.py: HAZARD) to when real sessions' edits used what they needed.
 
-    .venv/bin/python bench/fit_reuse.py [--dir ../shared/transcripts] [--exclude NAME ...] [--table]
+    .venv/bin/python bench/fit_reuse.py [--dir ../shared/transcripts] [--exclude NAME ...] [--table] [--by-session]
 
 For every request of every recorded session, the view as it was sent with no management (every
 message so far) goes through the predictor's features (`reuse.predict` with a flat hazard): each
@@ -9,7 +9,8 @@ of (call, request) is whether a later recorded edit's old text is shown by this 
 input and by nothing more recent (the text the edit needed, as replay/fidelity.py reads it). Each
 class's `p = prior × h / (h + age)` is then fitted by maximum likelihood (a grid over h, the prior
 in closed form per h... by grid too). `--exclude` leaves sessions out (leave-one-out: bench/loo.py).
-Prints the fitted table, and with `--table` the observed rates by class and age.
+Prints the fitted table, with `--table` the observed rates by class and age, and with `--by-session`
+each session's rate per class (how far sessions differ from the pooled fit: bench/RESULTS.md, stop 41).
 """
 
 from __future__ import annotations
@@ -107,11 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exclude", action="append", default=[], help="leave this session out")
     parser.add_argument("--stride", type=int, default=1, help="use every N-th request")
     parser.add_argument("--table", action="store_true", help="also print observed rates by age")
+    parser.add_argument("--by-session", action="store_true", help="also print each session's rate per class")
     args = parser.parse_args(argv)
     paths = [p for p in sorted(args.dir.glob("*.jsonl")) if not any(x in p.name for x in args.exclude)]
     if not paths:
         raise SystemExit(f"no sessions (*.jsonl) in {args.dir} (after --exclude): nothing to fit")
-    data = grouped(s for path in paths for s in samples(path, args.stride))
+    per = {path.name: samples(path, args.stride) for path in paths}
+    data = grouped(s for rows in per.values() for s in rows)
     print(f"sessions: {', '.join(p.name[:16] for p in paths)}")
     print(f"{'class':8} {'prior':>6} {'tau':>9} {'items':>7} {'needed':>7}")
     for cls in sorted(data):
@@ -119,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         hazard = fit(rows, cls in FLAT) if cls != "stale" else Hazard(0.0, 0.0)
         n, k = sum(r[1] for r in rows), sum(r[2] for r in rows)
         print(f"{cls:8} {hazard.prior:6.2f} {hazard.tau:9.2f} {n:7d} {k:7d}")
+        if args.by_session:  # sessions differ far more than one fit says: the rate in each
+            for name, rows_of in per.items():
+                mine = [needed for c, _, needed in rows_of if c == cls]
+                if mine:
+                    print(f"    {name[:16]:16} {sum(mine) / len(mine):5.3f} of {len(mine)}")
         if args.table:
             for lo, hi in zip(AGE_BUCKETS, AGE_BUCKETS[1:], strict=False):
                 cell = [(a, m, j) for a, m, j in rows if lo <= a < hi]

@@ -173,3 +173,22 @@ def test_leave_one_out_runs_over_a_folder_of_sessions(tmp_path: Path):
     assert sorted(row["held_out"] for row in report["held_out"]) == ["edit.jsonl", "one.jsonl"]
     assert all(row["hazard"] == "refit" and row["blind"] <= row["visible"] for row in report["held_out"])
     assert report["chosen_on_all"]["miss_penalty_fraction"] in (1 / 6, 1 / 3)
+
+
+def test_the_hazard_fit_shows_each_sessions_rate_per_class(tmp_path: Path):
+    """bench/fit_reuse.py --by-session: under each class, the rate of every session that has it."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    edit_session(sessions)
+    script = Path(__file__).resolve().parents[2] / "bench" / "fit_reuse.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--dir", str(sessions), "--by-session"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    whole = lines.index(next(line for line in lines if line.startswith("whole ")))
+    assert lines[whole + 1].split()[0] == "edit.jsonl"  # the module's read, needed by the edit
+    assert float(lines[whole + 1].split()[1]) > 0

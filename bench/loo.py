@@ -1,7 +1,7 @@
 """Leave-one-out for the default policy's constants over every shared session (issue 19, item 6).
 
     .venv/bin/python bench/loo.py [--dir ../shared/transcripts] [--grid forecast_ratio=0.1,0.25 miss_penalty_fraction=1/6,1/2]
-                                  [--cache bench/.loo-cache.json] [--json]
+                                  [--cache bench/.loo-cache.json] [--json] [--refit] [--long 50] [--jobs 2]
 
 Every combination of the grid is replayed on every session of at least LONG requests (rows cached by
 configuration and file, so a re-run only replays what is new). Then, for each session held out, the
@@ -25,6 +25,7 @@ import itertools
 import json
 import statistics
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,32 @@ def refit(row: dict[str, Any], folder: Path, paths: list[Path]) -> dict[str, Any
         reuse.HAZARD = shipped
 
 
+def _measure(task: tuple[dict[str, float], Path]) -> dict[str, Any]:
+    return measure(*task)
+
+
+def _refit(task: tuple[dict[str, Any], Path, list[Path]]) -> dict[str, Any]:
+    return refit(*task)
+
+
+class _Serial:
+    """`map` in this process (--jobs 1), shaped like a process pool."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn, items):  # type: ignore[no-untyped-def]
+        return map(fn, items)
+
+
+def _pool(jobs: int) -> _Serial | ProcessPoolExecutor:
+    """Worker processes for the replays (each memoizes its own unmanaged passes), or none."""
+    return ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _Serial()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
@@ -140,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--long", type=int, default=LONG, help="leave out only sessions this long (requests)")
+    parser.add_argument("--jobs", type=int, default=1, help="replays run at once (worker processes)")
     parser.add_argument(
         "--refit", action="store_true", help="replay each held-out session with the hazard fitted without it"
     )
@@ -152,15 +180,17 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         raise SystemExit(f"no sessions (*.jsonl) in {args.dir}: pass --dir")
     settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    missing = [(setting, path) for setting in settings for path in paths if key(setting, path) not in cache]
+    with _pool(args.jobs) as pool:
+        for (setting, path), row in zip(missing, pool.map(_measure, missing), strict=True):
+            cache[key(setting, path)] = row
+            args.cache.write_text(json.dumps(cache))
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for setting in settings:
         name = json.dumps(setting, sort_keys=True)
         table[name] = {}
         for path in paths:
             k = key(setting, path)
-            if k not in cache:
-                cache[k] = measure(setting, path)
-                args.cache.write_text(json.dumps(cache))
             if cache[k]["requests"] >= args.long:
                 table[name][path.name] = cache[k]
         rows = list(table[name].values())
@@ -180,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         if chosen is not None:
             held.append({"held_out": out, "setting": json.loads(chosen), **table[chosen][out]})
     if args.refit:
-        held = [refit(row, args.dir, paths) for row in held]
+        with _pool(args.jobs) as pool:
+            held = list(pool.map(_refit, [(row, args.dir, paths) for row in held]))
     shipped = choose(table, files)
     report = {"held_out": held, "chosen_on_all": json.loads(shipped) if shipped else None}
     if args.json:

@@ -152,9 +152,11 @@ def test_an_oracle_for_some_classes_leaves_the_rest_to_the_predictor(tmp_path: P
     assert reads.fidelity.blind == 0 == replay(path, policy="oracle", budget_tokens=20_000).fidelity.blind
 
 
-def test_leave_one_out_runs_over_a_folder_of_sessions(tmp_path: Path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_leave_one_out_runs_over_a_folder_of_sessions(tmp_path: Path, jobs: str):
     """bench/loo.py as the RESULTS commands run it: every session held out once, with the hazard
-    refitted without it, and the setting to ship chosen on all of them."""
+    refitted without it, and the setting to ship chosen on all of them (in this process, or on
+    worker processes)."""
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     edit_session(sessions)
@@ -163,7 +165,7 @@ def test_leave_one_out_runs_over_a_folder_of_sessions(tmp_path: Path):
     script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
     done = subprocess.run(
         [sys.executable, str(script), "--dir", str(sessions), "--cache", str(tmp_path / "cache.json")]
-        + ["--grid", "miss_penalty_fraction=1/6,1/3", "--long", "1", "--refit", "--json"],
+        + ["--grid", "miss_penalty_fraction=1/6,1/3", "--long", "1", "--refit", "--json", "--jobs", jobs],
         capture_output=True,
         text=True,
         timeout=600,

@@ -182,9 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     missing = [(setting, path) for setting in settings for path in paths if key(setting, path) not in cache]
     with _pool(args.jobs) as pool:
-        for (setting, path), row in zip(missing, pool.map(_measure, missing), strict=True):
+        rows_in = pool.map(_measure, missing)
+        for done, ((setting, path), row) in enumerate(zip(missing, rows_in, strict=True), 1):
             cache[key(setting, path)] = row
             args.cache.write_text(json.dumps(cache))
+            print(f"replayed {done}/{len(missing)}: {path.name[:16]} {setting}", file=sys.stderr)
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for setting in settings:
         name = json.dumps(setting, sort_keys=True)

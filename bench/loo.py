@@ -206,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     files = sorted({f for rows in table.values() for f in rows})
+    if len(files) < 2:
+        raise SystemExit(
+            f"leave-one-out needs two sessions with at least {args.long} requests in {args.dir}; "
+            f"found {len(files)} ({', '.join(files)})"
+        )
     held: list[dict[str, Any]] = []
     for out in files:
         chosen = choose(table, [f for f in files if f != out])

@@ -194,3 +194,19 @@ def test_the_hazard_fit_shows_each_sessions_rate_per_class(tmp_path: Path):
     whole = lines.index(next(line for line in lines if line.startswith("whole ")))
     assert lines[whole + 1].split()[0] == "edit.jsonl"  # the module's read, needed by the edit
     assert float(lines[whole + 1].split()[1]) > 0
+
+
+def test_leave_one_out_of_one_session_says_it_needs_two(tmp_path: Path):
+    edit_session(tmp_path)
+    script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--dir", str(tmp_path), "--cache", str(tmp_path / "cache.json")]
+        + ["--grid", "miss_penalty_fraction=1/3", "--long", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        "needs two sessions with at least 1 requests" in done.stderr and "found 1 (edit.jsonl)" in done.stderr
+    )

@@ -65,8 +65,19 @@ def parse_grid(items: list[str]) -> dict[str, list[float]]:
         name, _, values = item.partition("=")
         if name not in fields:
             raise SystemExit(f"unknown constant {name!r}")
-        grid[name] = [float(Fraction(v)) for v in values.split(",")]  # 1/3 as well as 0.25
+        grid[name] = [_number(name, v) for v in values.split(",")]
     return grid
+
+
+def _number(name: str, text: str) -> float:
+    """A grid value: 1/3 as well as 0.25; every constant in the grid is a finite number, 0 or more."""
+    try:
+        value = float(Fraction(text.strip()))
+    except (ValueError, ZeroDivisionError):
+        raise SystemExit(f"{name}={text!r}: not a number (write 0.25 or 1/4)") from None
+    if value < 0:
+        raise SystemExit(f"{name}={text!r}: must be 0 or more")
+    return value
 
 
 def key(setting: dict[str, float], path: Path) -> str:

@@ -210,3 +210,33 @@ def test_leave_one_out_of_one_session_says_it_needs_two(tmp_path: Path):
     assert (
         "needs two sessions with at least 1 requests" in done.stderr and "found 1 (edit.jsonl)" in done.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("grid", "says"),
+    [
+        ("miss_penalty_fraction=abc", "not a number"),
+        ("miss_penalty_fraction=1/0", "not a number"),
+        ("forecast_ratio", "not a number"),
+        ("miss_penalty_fraction=-1/3", "must be 0 or more"),
+        ("no_such_constant=1", "unknown constant"),
+    ],
+)
+def test_leave_one_out_refuses_a_grid_it_cannot_use(tmp_path: Path, grid: str, says: str):
+    script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--dir",
+            str(tmp_path),
+            "--cache",
+            str(tmp_path / "c.json"),
+            "--grid",
+            grid,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1 and says in done.stderr and "Traceback" not in done.stderr

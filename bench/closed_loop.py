@@ -166,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         help="the batch's files with CHARS more characters on every line (repeatable; negative: fewer)",
     )
     args = parser.parse_args(argv)
+    if any(b < 1_000 for b in args.budget or ()):  # the CLI's own floor (context.budget_tokens)
+        parser.error("--budget must be at least 1000 tokens (leave it out for 40k-200k)")
     names = args.scenario or list(SCENARIOS)
     rows = grid(names, args.budget or list(BUDGETS), args.jobs, args.agents_md, args.line_extra)
     if args.json:

@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="also print observed rates by age")
     parser.add_argument("--by-session", action="store_true", help="also print each session's rate per class")
     args = parser.parse_args(argv)
+    if args.stride < 1:
+        parser.error("--stride must be 1 or more")
     paths = [p for p in sorted(args.dir.glob("*.jsonl")) if not any(x in p.name for x in args.exclude)]
     if not paths:
         raise SystemExit(f"no sessions (*.jsonl) in {args.dir} (after --exclude): nothing to fit")

@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", dest="sets", help="comma-separated predictor classes")
     args = parser.parse_args(argv)
     paths = [p for p in sessions_in(args.dir)[0] if len(load_transcript(p).requests) >= LONG]
+    if not paths:
+        raise SystemExit(f"no session of {LONG} requests or more (*.jsonl) in {args.dir}: pass --dir")
     print("| oracle for | " + " | ".join(p.name[:8] for p in paths) + " | median | blind |")
     print("|---|" + "---:|" * (len(paths) + 2))
     rows: list[tuple[str, frozenset[str] | None]] = [("nothing (the default)", None)]

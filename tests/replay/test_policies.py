@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -150,93 +148,3 @@ def test_an_oracle_for_some_classes_leaves_the_rest_to_the_predictor(tmp_path: P
     assert outputs.fidelity.blind == 1
     reads = replay(path, policy="oracle", budget_tokens=20_000, oracle_classes=frozenset({"whole"}))
     assert reads.fidelity.blind == 0 == replay(path, policy="oracle", budget_tokens=20_000).fidelity.blind
-
-
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_leave_one_out_runs_over_a_folder_of_sessions(tmp_path: Path, jobs: str):
-    """bench/loo.py as the RESULTS commands run it: every session held out once, with the hazard
-    refitted without it, and the setting to ship chosen on all of them (in this process, or on
-    worker processes)."""
-    sessions = tmp_path / "sessions"
-    sessions.mkdir()
-    edit_session(sessions)
-    (sessions / "edit.jsonl").rename(sessions / "one.jsonl")
-    edit_session(sessions)
-    script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--dir", str(sessions), "--cache", str(tmp_path / "cache.json")]
-        + ["--grid", "miss_penalty_fraction=1/6,1/3", "--long", "1", "--refit", "--json", "--jobs", jobs],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    assert sorted(row["held_out"] for row in report["held_out"]) == ["edit.jsonl", "one.jsonl"]
-    assert all(row["hazard"] == "refit" and row["blind"] <= row["visible"] for row in report["held_out"])
-    assert report["chosen_on_all"]["miss_penalty_fraction"] in (1 / 6, 1 / 3)
-
-
-def test_the_hazard_fit_shows_each_sessions_rate_per_class(tmp_path: Path):
-    """bench/fit_reuse.py --by-session: under each class, the rate of every session that has it."""
-    sessions = tmp_path / "sessions"
-    sessions.mkdir()
-    edit_session(sessions)
-    script = Path(__file__).resolve().parents[2] / "bench" / "fit_reuse.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--dir", str(sessions), "--by-session"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    whole = lines.index(next(line for line in lines if line.startswith("whole ")))
-    assert lines[whole + 1].split()[0] == "edit.jsonl"  # the module's read, needed by the edit
-    assert float(lines[whole + 1].split()[1]) > 0
-
-
-def test_leave_one_out_of_one_session_says_it_needs_two(tmp_path: Path):
-    edit_session(tmp_path)
-    script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--dir", str(tmp_path), "--cache", str(tmp_path / "cache.json")]
-        + ["--grid", "miss_penalty_fraction=1/3", "--long", "1"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert (
-        "needs two sessions with at least 1 requests" in done.stderr and "found 1 (edit.jsonl)" in done.stderr
-    )
-
-
-@pytest.mark.parametrize(
-    ("grid", "says"),
-    [
-        ("miss_penalty_fraction=abc", "not a number"),
-        ("miss_penalty_fraction=1/0", "not a number"),
-        ("forecast_ratio", "not a number"),
-        ("miss_penalty_fraction=-1/3", "must be 0 or more"),
-        ("no_such_constant=1", "unknown constant"),
-    ],
-)
-def test_leave_one_out_refuses_a_grid_it_cannot_use(tmp_path: Path, grid: str, says: str):
-    script = Path(__file__).resolve().parents[2] / "bench" / "loo.py"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--dir",
-            str(tmp_path),
-            "--cache",
-            str(tmp_path / "c.json"),
-            "--grid",
-            grid,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 1 and says in done.stderr and "Traceback" not in done.stderr

@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reads", type=int, default=400)
     args = parser.parse_args(argv)
+    if args.reads < 1:
+        parser.error("--reads must be 1 or more")
     view = [person("go")]
     for i in range(args.reads):
         view.append(asst("", (f"c{i}", "read_file", {"path": f"f{i}.py"})))

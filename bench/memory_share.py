@@ -108,6 +108,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.prompts < 1 or args.steps < 1:
+        parser.error("--prompts and --steps must be 1 or more")
     result = asyncio.run(measure(args.prompts, args.steps))
     if args.json:
         print(json.dumps(result, indent=2))

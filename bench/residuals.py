@@ -96,9 +96,14 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
     parser.add_argument("--every", type=int, default=12, help="print every Nth request's rest")
     args = parser.parse_args()
-    for path in sorted(args.dir.glob("*.jsonl")):
-        if len(load_claude_code(path).requests) < LONG:
-            continue
+    if args.every < 1:
+        parser.error("--every must be 1 or more")
+    paths = [p for p in sorted(args.dir.glob("*.jsonl")) if len(load_claude_code(p).requests) >= LONG]
+    if not paths:
+        raise SystemExit(
+            f"no Claude Code session of {LONG} requests or more (*.jsonl) in {args.dir}: pass --dir"
+        )
+    for path in paths:
         print(path.name)
         for strip, label in (
             (False, "older turns' thinking counted"),

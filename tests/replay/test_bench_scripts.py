@@ -69,6 +69,10 @@ LOO = ["--dir", "{dir}", "--cache", "{dir}/c.json"]
         ("fit_reuse.py", ["--dir", "{dir}", "--stride", "0"], "--stride must be 1 or more"),
         ("oracle_classes.py", ["--dir", "{dir}"], "no session of 50 requests or more"),
         ("closed_loop.py", ["--budget", "0", "--scenario", "batch"], "--budget must be at least 1000"),
+        ("residuals.py", ["--dir", "{dir}"], "no Claude Code session of 50 requests or more"),
+        ("residuals.py", ["--every", "0"], "--every must be 1 or more"),
+        ("make_room.py", ["--reads", "0"], "--reads must be 1 or more"),
+        ("memory_share.py", ["--prompts", "0"], "--prompts and --steps must be 1 or more"),
     ],
 )
 def test_a_bench_script_refuses_what_it_cannot_use(tmp_path: Path, script: str, args: list[str], says: str):

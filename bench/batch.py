@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._args import count  # noqa: E402
 from tests.fakeapi.replies import text, tool_call  # noqa: E402
 from tests.fakeapi.server import FakeAnthropic, _Handler  # noqa: E402
 
@@ -104,8 +105,8 @@ def ray_start_stop(cpus: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--tasks", type=int, default=24)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--tasks", type=count, default=24)
+    parser.add_argument("--workers", type=count, default=2)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds each model answer takes")
     args = parser.parse_args()
     try:

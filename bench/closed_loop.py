@@ -46,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._args import count  # noqa: E402
 from tests.fakeapi.scenarios import (  # noqa: E402
     SCENARIOS,
     Scenario,
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable")
     parser.add_argument("--budget", action="append", type=int, help="repeatable (tokens)")
-    parser.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
+    parser.add_argument("--jobs", type=count, default=2, help="runs at once (default 2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument(
         "--agents-md",

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from agent_cli.context.reuse import HAZARD, Hazard, predict  # noqa: E402
 from agent_cli.replay.driver import load_transcript  # noqa: E402
 from agent_cli.replay.oracle import needs  # noqa: E402
+from bench._args import count  # noqa: E402
 
 PLAIN = {cls: Hazard(0.5, 0.0) for cls in HAZARD}
 FLOOR = 0.01  # the grid's smallest prior
@@ -106,12 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
     parser.add_argument("--exclude", action="append", default=[], help="leave this session out")
-    parser.add_argument("--stride", type=int, default=1, help="use every N-th request")
+    parser.add_argument("--stride", type=count, default=1, help="use every N-th request")
     parser.add_argument("--table", action="store_true", help="also print observed rates by age")
     parser.add_argument("--by-session", action="store_true", help="also print each session's rate per class")
     args = parser.parse_args(argv)
-    if args.stride < 1:
-        parser.error("--stride must be 1 or more")
     paths = [p for p in sorted(args.dir.glob("*.jsonl")) if not any(x in p.name for x in args.exclude)]
     if not paths:
         raise SystemExit(f"no sessions (*.jsonl) in {args.dir} (after --exclude): nothing to fit")

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from agent_cli.context.model import ContextConfig  # noqa: E402
 from agent_cli.replay import driver  # noqa: E402
 from agent_cli.replay.driver import replay, sessions_in  # noqa: E402
+from bench._args import count  # noqa: E402
 
 _unmanaged: dict[str, Any] = {}
 _run = driver._run
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=ROOT / "bench" / ".loo-cache.json")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--long", type=int, default=LONG, help="leave out only sessions this long (requests)")
-    parser.add_argument("--jobs", type=int, default=1, help="replays run at once (worker processes)")
+    parser.add_argument("--jobs", type=count, default=1, help="replays run at once (worker processes)")
     parser.add_argument(
         "--refit", action="store_true", help="replay each held-out session with the hazard fitted without it"
     )

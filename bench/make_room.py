@@ -18,15 +18,14 @@ sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.eviction import Candidate, Market, plan  # noqa: E402
 from agent_cli.context.tiers.pricing import RewriteModel  # noqa: E402
+from bench._args import count  # noqa: E402
 from tests.context.test_tiers import asst, person, results  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reads", type=int, default=400)
+    parser.add_argument("--reads", type=count, default=400)
     args = parser.parse_args(argv)
-    if args.reads < 1:
-        parser.error("--reads must be 1 or more")
     view = [person("go")]
     for i in range(args.reads):
         view.append(asst("", (f"c{i}", "read_file", {"path": f"f{i}.py"})))

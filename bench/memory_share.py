@@ -28,6 +28,7 @@ from agent_cli.agent.parts import SessionSetup  # noqa: E402
 from agent_cli.api.compose import compose_session  # noqa: E402
 from agent_cli.llm.anthropic import AnthropicProvider  # noqa: E402
 from agent_cli.settings.config import Config  # noqa: E402
+from bench._args import count  # noqa: E402
 from tests.fakeapi.replies import text, tool_call  # noqa: E402
 from tests.fakeapi.server import FakeAnthropic  # noqa: E402
 
@@ -104,12 +105,10 @@ async def measure(prompts: int, steps: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prompts", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--prompts", type=count, default=8)
+    parser.add_argument("--steps", type=count, default=6)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if args.prompts < 1 or args.steps < 1:
-        parser.error("--prompts and --steps must be 1 or more")
     result = asyncio.run(measure(args.prompts, args.steps))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.tools.mentions.index import FileIndex  # noqa: E402
+from bench._args import count  # noqa: E402
 
 WORDS = ["core", "util", "api", "model", "view", "test", "agent", "tui", "app", "data"]
 WORDS += ["config", "render", "parse", "store", "index", "cache", "http", "auth", "user", "widget"]
@@ -79,7 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--files", type=count, default=100_000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/mentions-bench"))
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ from agent_cli.context.policy import make_policy  # noqa: E402
 from agent_cli.context.tokens import TokenCounter  # noqa: E402
 from agent_cli.core.types import Block, BlockMeta, Message, Trust  # noqa: E402
 from agent_cli.llm.models import model_info  # noqa: E402
+from bench._args import count  # noqa: E402
 
 MODEL = "claude-sonnet-5-5"  # 1M window, so a 1M history is a legal request
 GOAL_MS_200K = 5.0
@@ -206,9 +207,9 @@ def profile(tokens: int, turns: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[50_000, 200_000, 1_000_000])
-    parser.add_argument("--turns", type=int, default=60)
-    parser.add_argument("--recounts", type=int, default=3)
+    parser.add_argument("--sizes", type=count, nargs="+", default=[50_000, 200_000, 1_000_000])
+    parser.add_argument("--turns", type=count, default=60)
+    parser.add_argument("--recounts", type=count, default=3)
     parser.add_argument("--profile", action="store_true", help="cProfile the incremental turn at each size")
     args = parser.parse_args(argv)
     rows = {}

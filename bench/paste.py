@@ -30,6 +30,9 @@ from textual._xterm_parser import XTermParser
 
 from agent_cli.tui.paste_parser import FastPasteParser
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._args import count  # noqa: E402
+
 LINE = "0123456789 abcdefghij 0123456789 abcdefghij 0123456789 abcdefghij 0123456789 abcdefg\n"  # 85 B
 READ = 4_096  # what LinuxDriver reads at a time
 STOCK_DRIVER = "textual.drivers.linux_driver:LinuxDriver"
@@ -110,8 +113,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--lines", type=int, default=120_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--lines", type=count, default=120_000)
+    parser.add_argument("--runs", type=count, default=3)
     parser.add_argument("--no-tmux", action="store_true")
     args = parser.parse_args()
     text = LINE * args.lines

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from agent_cli.context.tokens import TokenCounter  # noqa: E402
 from agent_cli.replay import calibration, report, thinking_turns  # noqa: E402
 from agent_cli.replay.claude_code import load_claude_code  # noqa: E402
+from bench._args import count  # noqa: E402
 
 LONG = 50
 
@@ -94,10 +95,8 @@ def floor(path: Path, overhead: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
-    parser.add_argument("--every", type=int, default=12, help="print every Nth request's rest")
+    parser.add_argument("--every", type=count, default=12, help="print every Nth request's rest")
     args = parser.parse_args()
-    if args.every < 1:
-        parser.error("--every must be 1 or more")
     paths = [p for p in sorted(args.dir.glob("*.jsonl")) if len(load_claude_code(p).requests) >= LONG]
     if not paths:
         raise SystemExit(

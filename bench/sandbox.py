@@ -32,6 +32,7 @@ from agent_cli.tools import bash as bash_tool  # noqa: E402
 from agent_cli.tools.base import ToolContext  # noqa: E402
 from agent_cli.tools.bash import BashTool  # noqa: E402
 from agent_cli.tools.sandbox.bwrap import Launch, Sandbox, SandboxPolicy  # noqa: E402
+from bench._args import count  # noqa: E402
 
 
 def context(ws: Path, mode: str) -> ToolContext:
@@ -101,7 +102,7 @@ async def bench(calls: int) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--calls", type=count, default=200)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = asyncio.run(bench(args.calls))

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.reuse import predict  # noqa: E402
 from agent_cli.replay.driver import load_transcript, replay  # noqa: E402
+from bench._args import count  # noqa: E402
 
 PATH_KEYS = ("file_path", "path", "notebook_path")
 NEW_ROOT = "Users/dev/Work"
@@ -124,7 +125,7 @@ def row(path: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=ROOT.parent / "shared" / "transcripts")
-    parser.add_argument("--every", type=int, default=7)
+    parser.add_argument("--every", type=count, default=7)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="write the copies to DIR/back and DIR/mixed and keep them")
     args = parser.parse_args()

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SDK_ONLY = "import anthropic, os; os._exit(0)"
 sys.path.insert(0, str(ROOT))
 
+from bench._args import count  # noqa: E402
+
 
 def _time(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> float:
     samples = []
@@ -82,7 +84,7 @@ def _headless(env: dict[str, str], cwd: str, runs: int, args: list[str]) -> tupl
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=count, default=7)
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["PYTHONPATH"] = str(ROOT)

@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from textual import events
@@ -24,6 +26,9 @@ from agent_cli.agent.api import CommandSpec, SessionInfo
 from agent_cli.core.events import ContextStatus, ContextUpdate, Event, TextDelta, TurnFinished
 from agent_cli.core.types import Block, Message
 from agent_cli.tui.app import AgentApp, create_app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench._args import count  # noqa: E402
 
 PARAGRAPH = (
     "The parser splits each line on commas, then **drops empty fields**, which is why a trailing "
@@ -242,11 +247,11 @@ def p95(values: list[float]) -> float:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deltas", type=int, default=3000)
+    parser.add_argument("--deltas", type=count, default=3000)
     parser.add_argument("--interval", type=float, default=0.002, help="seconds between deltas")
-    parser.add_argument("--keys", type=int, default=60)
-    parser.add_argument("--messages", type=int, default=1000)
-    parser.add_argument("--frame-messages", type=int, default=2000, help="session size for frame times")
+    parser.add_argument("--keys", type=count, default=60)
+    parser.add_argument("--messages", type=count, default=1000)
+    parser.add_argument("--frame-messages", type=count, default=2000, help="session size for frame times")
     parser.add_argument("--rate", type=float, default=200, help="deltas (tokens) per second")
     parser.add_argument("--seconds", type=float, default=8)
     args = parser.parse_args()

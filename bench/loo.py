@@ -25,7 +25,9 @@ import itertools
 import json
 import statistics
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -139,30 +141,14 @@ def refit(row: dict[str, Any], folder: Path, paths: list[Path]) -> dict[str, Any
         reuse.HAZARD = shipped
 
 
-def _measure(task: tuple[dict[str, float], Path]) -> dict[str, Any]:
-    return measure(*task)
-
-
-def _refit(task: tuple[dict[str, Any], Path, list[Path]]) -> dict[str, Any]:
-    return refit(*task)
-
-
-class _Serial:
-    """`map` in this process (--jobs 1), shaped like a process pool."""
-
-    def __enter__(self) -> _Serial:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def map(self, fn, items):  # type: ignore[no-untyped-def]
-        return map(fn, items)
-
-
-def _pool(jobs: int) -> _Serial | ProcessPoolExecutor:
-    """Worker processes for the replays (each memoizes its own unmanaged passes), or none."""
-    return ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _Serial()
+@contextmanager
+def _mapping(jobs: int) -> Iterator[Callable[..., Iterable[Any]]]:
+    """`map` over worker processes (each memoizes its own unmanaged passes), or in this process."""
+    if jobs < 2:
+        yield map
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield pool.map
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,35 +179,32 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no sessions (*.jsonl) in {args.dir}: pass --dir")
     settings = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     missing = [(setting, path) for setting in settings for path in paths if key(setting, path) not in cache]
-    with _pool(args.jobs) as pool:
-        rows_in = pool.map(_measure, missing)
+    with _mapping(args.jobs) as mapped:
+        rows_in = mapped(measure, [s for s, _ in missing], [p for _, p in missing])
         for done, ((setting, path), row) in enumerate(zip(missing, rows_in, strict=True), 1):
             cache[key(setting, path)] = row
             args.cache.write_text(json.dumps(cache))
             print(f"replayed {done}/{len(missing)}: {path.name[:16]} {setting}", file=sys.stderr)
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    for setting in settings:
-        name = json.dumps(setting, sort_keys=True)
-        table[name] = {}
-        for path in paths:
-            k = key(setting, path)
-            if cache[k]["requests"] >= args.long:
-                table[name][path.name] = cache[k]
-        rows = list(table[name].values())
-        if not rows:
-            raise SystemExit(
-                f"no session in {args.dir} has {args.long} requests or more: nothing to leave out"
-            )
-        print(
-            f"{name}: blind {sum(r['blind'] for r in rows)}/{sum(r['visible'] for r in rows)}, adjusted median "
-            f"{statistics.median(r['adjusted'] for r in rows):.3f}, max {max(r['adjusted'] for r in rows):.3f}",
-            file=sys.stderr,
-        )
+    table = {
+        json.dumps(setting, sort_keys=True): {
+            path.name: cache[key(setting, path)]
+            for path in paths
+            if cache[key(setting, path)]["requests"] >= args.long
+        }
+        for setting in settings
+    }
     files = sorted({f for rows in table.values() for f in rows})
     if len(files) < 2:
         raise SystemExit(
             f"leave-one-out needs two sessions with at least {args.long} requests in {args.dir}; "
             f"found {len(files)} ({', '.join(files)})"
+        )
+    for name, by_file in table.items():
+        rows = list(by_file.values())
+        print(
+            f"{name}: blind {sum(r['blind'] for r in rows)}/{sum(r['visible'] for r in rows)}, adjusted median "
+            f"{statistics.median(r['adjusted'] for r in rows):.3f}, max {max(r['adjusted'] for r in rows):.3f}",
+            file=sys.stderr,
         )
     held: list[dict[str, Any]] = []
     for out in files:
@@ -229,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         if chosen is not None:
             held.append({"held_out": out, "setting": json.loads(chosen), **table[chosen][out]})
     if args.refit:
-        with _pool(args.jobs) as pool:
-            held = list(pool.map(_refit, [(row, args.dir, paths) for row in held]))
+        with _mapping(args.jobs) as mapped:
+            held = list(mapped(refit, held, itertools.repeat(args.dir), itertools.repeat(paths)))
     shipped = choose(table, files)
     report = {"held_out": held, "chosen_on_all": json.loads(shipped) if shipped else None}
     if args.json:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import json
 import statistics
@@ -36,25 +37,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.model import ContextConfig  # noqa: E402
-from agent_cli.replay import driver  # noqa: E402
-from agent_cli.replay.driver import replay, sessions_in  # noqa: E402
+from agent_cli.replay.driver import baseline, replay, sessions_in  # noqa: E402
+from agent_cli.replay.fidelity import Baseline  # noqa: E402
 from bench._args import count  # noqa: E402
 
-_unmanaged: dict[str, Any] = {}
-_run = driver._run
 
+@functools.cache
+def _baseline(path: Path, budget_tokens: int) -> Baseline:
+    """The unmanaged pass (the fidelity baseline) is the same for every setting: made once per file
+    and budget in each process."""
+    return baseline(path, budget_tokens=budget_tokens)
 
-async def _memo_run(transcript, policy_name, config, *rest):  # type: ignore[no-untyped-def]
-    """The unmanaged pass (the fidelity baseline) is the same for every setting: run it once per file."""
-    if policy_name != "none":
-        return await _run(transcript, policy_name, config, *rest)
-    key = f"{transcript.path}:{config.budget_tokens}"
-    if key not in _unmanaged:
-        _unmanaged[key] = await _run(transcript, policy_name, config, *rest)
-    return _unmanaged[key]
-
-
-driver._run = _memo_run
 
 LONG = 50
 GOAL_BLIND = 0.01
@@ -90,7 +83,8 @@ def key(setting: dict[str, float], path: Path) -> str:
 def measure(setting: dict[str, float], path: Path, policy: str = "default") -> dict[str, Any]:
     fields = {f.name: f for f in dataclasses.fields(ContextConfig)}
     typed = {k: type(fields[k].default)(v) for k, v in setting.items()}
-    result = replay(path, policy=policy, config=ContextConfig(**typed))
+    config = ContextConfig(**typed)
+    result = replay(path, policy=policy, config=config, baseline=_baseline(path, config.budget_tokens))
     ref = result.reference
     fid = result.fidelity
     return {
@@ -143,7 +137,7 @@ def refit(row: dict[str, Any], folder: Path, paths: list[Path]) -> dict[str, Any
 
 @contextmanager
 def _mapping(jobs: int) -> Iterator[Callable[..., Iterable[Any]]]:
-    """`map` over worker processes (each memoizes its own unmanaged passes), or in this process."""
+    """`map` over worker processes (each makes its own baselines), or in this process."""
     if jobs < 2:
         yield map
         return

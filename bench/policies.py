@@ -17,6 +17,7 @@ shows how much of the saving needs foresight. `misses` are cleared items the ses
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import sys
@@ -30,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_cli.replay.driver import POLICIES, replay, sessions_in  # noqa: E402
+from agent_cli.replay.driver import POLICIES, baseline, replay, sessions_in  # noqa: E402
+from agent_cli.replay.fidelity import Baseline  # noqa: E402
 from agent_cli.replay.report import ReplayResult  # noqa: E402
 
 LONG_SESSION_REQUESTS = 50  # a session with at least this many requests is "long" for the goals
@@ -41,9 +43,16 @@ GOAL_MEDIAN = 0.65  # adjusted weighted input (one re-read per blind edit) over 
 GOAL_EVERY = 0.90  # ... and every session
 
 
+@functools.cache
+def _baseline(path: Path) -> Baseline:
+    """The session's unmanaged pass, made once for all the policies replayed on it."""
+    return baseline(path)
+
+
 def measure(path: Path, policy: str) -> dict[str, Any]:
+    base = _baseline(path)
     start = time.perf_counter()
-    result = replay(path, policy=policy)
+    result = replay(path, policy=policy, baseline=base)
     seconds = time.perf_counter() - start
     return {
         **result.to_json(),

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from agent_cli.context.model import Compaction, ContextConfig, Summarizer
 from agent_cli.context.store import MemoryStore
@@ -31,7 +31,7 @@ from agent_cli.replay.calibration import (  # noqa: F401 - calibrate is part of 
     stand_in_tool,
 )
 from agent_cli.replay.claude_code import Transcript, load_claude_code, tool_compactable
-from agent_cli.replay.fidelity import EditCheck, FidelityProbe, fidelity
+from agent_cli.replay.fidelity import Baseline, EditCheck, FidelityProbe, fidelity
 from agent_cli.replay.oracle import Oracle
 from agent_cli.replay.our_log import load_our_log, looks_like_our_log
 from agent_cli.replay.recoverable import RecoverableCheck
@@ -41,6 +41,7 @@ from agent_cli.replay.report import (
     Misses,
     ReplayResult,
     TokenTotals,
+    api_orphans,
     percentile,
     reference,
 )
@@ -120,41 +121,6 @@ def sessions_in(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return sessions, skipped
 
 
-# -- integrity ----------------------------------------------------------------------------------
-
-
-def api_orphans(messages: Sequence[dict[str, Any]]) -> tuple[int, int]:
-    """(tool_uses never answered in the next user message, tool_results without their tool_use)."""
-    orphan_uses = orphan_results = 0
-    for index, message in enumerate(messages):
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        if message.get("role") == "assistant":
-            uses = {b.get("id") for b in content if b.get("type") == "tool_use"}
-            following = messages[index + 1] if index + 1 < len(messages) else None
-            answered: set[Any] = set()
-            if following is not None and isinstance(following.get("content"), list):
-                answered = {
-                    b.get("tool_use_id") for b in following["content"] if b.get("type") == "tool_result"
-                }
-            if following is not None:  # a trailing call is answered by the response being requested
-                orphan_uses += len(uses - answered)
-        else:
-            previous = messages[index - 1] if index else None
-            calls: set[Any] = set()
-            if (
-                previous is not None
-                and previous.get("role") == "assistant"
-                and isinstance(previous.get("content"), list)
-            ):
-                calls = {b.get("id") for b in previous["content"] if b.get("type") == "tool_use"}
-            orphan_results += sum(
-                1 for b in content if b.get("type") == "tool_result" and b.get("tool_use_id") not in calls
-            )
-    return orphan_uses, orphan_results
-
-
 # -- the replay -----------------------------------------------------------------------------------
 
 
@@ -167,9 +133,11 @@ def replay(
     summarizer: Summarizer | None = None,
     dump_requests: Path | None = None,
     oracle_classes: frozenset[str] | None = None,
+    baseline: Baseline | None = None,
 ) -> ReplayResult:
-    """Replay a recorded session under `policy` (`oracle_classes`: replay/oracle.py). Raises ReplayError
-    for files or options it cannot use."""
+    """Replay a recorded session under `policy` (`oracle_classes`: replay/oracle.py; `baseline`: the
+    session's unmanaged pass made before, see `baseline`). Raises ReplayError for files or options
+    it cannot use."""
     return asyncio.run(
         replay_async(
             path,
@@ -179,8 +147,16 @@ def replay(
             summarizer=summarizer,
             dump_requests=dump_requests,
             oracle_classes=oracle_classes,
+            baseline=baseline,
         )
     )
+
+
+def baseline(path: str | Path, *, budget_tokens: int | None = None) -> Baseline:
+    """The session's unmanaged pass alone (fidelity.Baseline), to pass to many replays of it."""
+    transcript, config, model = _prepare(path, "none", budget_tokens, None)
+    _, checks = asyncio.run(_run(transcript, "none", replace(config, policy="none"), model, None, None))
+    return Baseline(transcript.path, config.budget_tokens, tuple(checks))
 
 
 async def replay_async(
@@ -192,23 +168,21 @@ async def replay_async(
     summarizer: Summarizer | None = None,
     dump_requests: Path | None = None,
     oracle_classes: frozenset[str] | None = None,
+    baseline: Baseline | None = None,
 ) -> ReplayResult:
     """The replay under `policy`, with its fidelity measured against the same edits under `none`
-    (a second, unmanaged pass) and, with `dump_requests`, every simulated request written there."""
-    if policy not in POLICIES:
-        raise ReplayError(f"unknown policy {policy!r}", f"choose one of: {', '.join(POLICIES)}")
-    if budget_tokens is not None and budget_tokens <= 0:
-        raise ReplayError(f"--budget-tokens must be positive, not {budget_tokens}")
-    transcript = load_transcript(path)
-    if not transcript.requests:
+    (a second, unmanaged pass, or `baseline`) and, with `dump_requests`, every simulated request
+    written there."""
+    transcript, config, model = _prepare(path, policy, budget_tokens, config)
+    if baseline is not None and (baseline.file, baseline.budget_tokens) != (
+        transcript.path,
+        config.budget_tokens,
+    ):
         raise ReplayError(
-            f"{path}: no recorded model responses, nothing to replay",
-            "pass a Claude Code session (~/.claude/projects/*/*.jsonl) or a session's events.jsonl",
+            f"the baseline is {baseline.file} at a budget of {baseline.budget_tokens}, "
+            f"not {transcript.path} at {config.budget_tokens}",
+            "make it with driver.baseline(path, budget_tokens=...) for the session and budget replayed",
         )
-    config = config or ContextConfig()
-    if budget_tokens is not None:
-        config = replace(config, budget_tokens=budget_tokens)
-    model = model_info(transcript.model or "claude-opus-4-6")
     dump = _open_dump(dump_requests)
     try:
         result, checks = await _run(
@@ -223,10 +197,33 @@ async def replay_async(
     finally:
         if dump is not None:
             dump.close()
-    unmanaged = checks
-    if policy != "none" and checks:
+    unmanaged: Sequence[EditCheck] = checks
+    if baseline is not None:
+        unmanaged = baseline.checks
+    elif policy != "none" and checks:
         _, unmanaged = await _run(transcript, "none", replace(config, policy="none"), model, None, None)
     return replace(result, fidelity=fidelity(checks, unmanaged, result.weighted_input))
+
+
+def _prepare(
+    path: str | Path, policy: str, budget_tokens: int | None, config: ContextConfig | None
+) -> tuple[Transcript, ContextConfig, ModelInfo]:
+    """The session, the config with the budget applied, and the recorded model; a ReplayError for
+    an option or a file replay cannot use."""
+    if policy not in POLICIES:
+        raise ReplayError(f"unknown policy {policy!r}", f"choose one of: {', '.join(POLICIES)}")
+    if budget_tokens is not None and budget_tokens <= 0:
+        raise ReplayError(f"--budget-tokens must be positive, not {budget_tokens}")
+    transcript = load_transcript(path)
+    if not transcript.requests:
+        raise ReplayError(
+            f"{path}: no recorded model responses, nothing to replay",
+            "pass a Claude Code session (~/.claude/projects/*/*.jsonl) or a session's events.jsonl",
+        )
+    config = config or ContextConfig()
+    if budget_tokens is not None:
+        config = replace(config, budget_tokens=budget_tokens)
+    return transcript, config, model_info(transcript.model or "claude-opus-4-6")
 
 
 def _open_dump(path: Path | None) -> TextIO | None:
@@ -326,7 +323,7 @@ async def _run(
         sizes.append(round(cached.total * scale))
         output = recorded.usage.output_tokens if recorded.usage else 0
         usage = _scaled(cached.usage(output), scale)
-        totals = _add(totals, usage)
+        totals = totals.plus(usage)
         probe.observe(recorded.index, request.messages, sizes[-1], _scaled_count(billing, scale))
         if dump is not None:
             write_request(dump, recorded.index, request, sizes[-1], usage)
@@ -404,14 +401,4 @@ def _scaled(usage: Usage, scale: float) -> Usage:
         round(usage.cache_read_input_tokens * scale),
         round(usage.cache_creation_input_tokens * scale),
         round(usage.cache_creation_1h_input_tokens * scale),
-    )
-
-
-def _add(totals: TokenTotals, usage: Usage) -> TokenTotals:
-    return TokenTotals(
-        uncached_input=totals.uncached_input + usage.input_tokens,
-        cache_write=totals.cache_write + usage.cache_creation_input_tokens,
-        cache_read=totals.cache_read + usage.cache_read_input_tokens,
-        output=totals.output + usage.output_tokens,
-        cache_write_1h=totals.cache_write_1h + usage.cache_creation_1h_input_tokens,
     )

@@ -54,6 +54,17 @@ class EditCheck:
 
 
 @dataclass(frozen=True)
+class Baseline:
+    """The recorded edits as a session's unmanaged view shows them (its `none` replay's checks): what a
+    policy's blind edits are counted against. No setting of T1's pricing changes it, so a caller
+    that replays one session under many settings (bench/loo.py) makes it once (driver.baseline)."""
+
+    file: str
+    budget_tokens: int | None  # the budget it was made with: T5 truncates the unmanaged view too
+    checks: tuple[EditCheck, ...]
+
+
+@dataclass(frozen=True)
 class Fidelity:
     edits: int
     visible_unmanaged: int

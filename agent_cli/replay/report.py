@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agent_cli.core.types import Usage
 from agent_cli.replay.claude_code import Transcript
 from agent_cli.replay.fidelity import Fidelity
 
@@ -56,6 +57,15 @@ class TokenTotals:
     def total_input(self) -> int:
         return self.uncached_input + self.cache_write + self.cache_read
 
+    def plus(self, usage: Usage) -> TokenTotals:
+        return TokenTotals(
+            uncached_input=self.uncached_input + usage.input_tokens,
+            cache_write=self.cache_write + usage.cache_creation_input_tokens,
+            cache_read=self.cache_read + usage.cache_read_input_tokens,
+            output=self.output + usage.output_tokens,
+            cache_write_1h=self.cache_write_1h + usage.cache_creation_1h_input_tokens,
+        )
+
     def to_json(self) -> dict[str, int]:
         out = {
             "uncached_input": self.uncached_input,
@@ -84,6 +94,38 @@ class Integrity:
             "orphan_tool_results": self.orphan_tool_results,
             "over_budget_requests": self.over_budget_requests,
         }
+
+
+def api_orphans(messages: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """(tool_uses never answered in the next user message, tool_results without their tool_use)."""
+    orphan_uses = orphan_results = 0
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        if message.get("role") == "assistant":
+            uses = {b.get("id") for b in content if b.get("type") == "tool_use"}
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            answered: set[Any] = set()
+            if following is not None and isinstance(following.get("content"), list):
+                answered = {
+                    b.get("tool_use_id") for b in following["content"] if b.get("type") == "tool_result"
+                }
+            if following is not None:  # a trailing call is answered by the response being requested
+                orphan_uses += len(uses - answered)
+        else:
+            previous = messages[index - 1] if index else None
+            calls: set[Any] = set()
+            if (
+                previous is not None
+                and previous.get("role") == "assistant"
+                and isinstance(previous.get("content"), list)
+            ):
+                calls = {b.get("id") for b in previous["content"] if b.get("type") == "tool_use"}
+            orphan_results += sum(
+                1 for b in content if b.get("type") == "tool_result" and b.get("tool_use_id") not in calls
+            )
+    return orphan_uses, orphan_results
 
 
 @dataclass(frozen=True)

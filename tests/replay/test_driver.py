@@ -11,13 +11,12 @@ from agent_cli.context.model import Compaction, SpanReplacement
 from agent_cli.core.types import Block, BlockMeta, Message, Trust, Usage
 from agent_cli.replay.driver import (
     ReplayError,
-    api_orphans,
     load_transcript,
     replay,
     replay_async,
     sessions_in,
 )
-from agent_cli.replay.report import render_table
+from agent_cli.replay.report import api_orphans, render_table
 from agent_cli.session.log import EventLog
 
 from .helpers import SessionWriter

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from agent_cli.replay.driver import POLICIES, replay
+from agent_cli.replay.driver import POLICIES, ReplayError, baseline, replay
 from tests.replay.helpers import SessionWriter
 
 BODY = "".join(f"    {n:>4}\tdef step_{n}(x):  return x + {n}\n" for n in range(1, 200))
@@ -148,3 +149,22 @@ def test_an_oracle_for_some_classes_leaves_the_rest_to_the_predictor(tmp_path: P
     assert outputs.fidelity.blind == 1
     reads = replay(path, policy="oracle", budget_tokens=20_000, oracle_classes=frozenset({"whole"}))
     assert reads.fidelity.blind == 0 == replay(path, policy="oracle", budget_tokens=20_000).fidelity.blind
+
+
+def test_a_baseline_made_once_counts_blind_edits_as_the_unmanaged_pass_does(tmp_path: Path):
+    """bench/loo.py and policies.py replay one session many times: its unmanaged pass (what was
+    visible with no management) is made once and passed in; a baseline of another session or
+    another budget is refused, never silently mixed in."""
+    path = edit_session(tmp_path)
+    own = replay(path, budget_tokens=20_000)
+    base = baseline(path, budget_tokens=20_000)
+    assert (own.fidelity.visible_unmanaged, own.fidelity.blind) == (1, 1)
+    assert replay(path, budget_tokens=20_000, baseline=base).fidelity == own.fidelity
+    emptied = replace(base, checks=())  # the baseline is what the blind count is measured against
+    assert replay(path, budget_tokens=20_000, baseline=emptied).fidelity.blind == 0
+    with pytest.raises(ReplayError, match="at a budget of 20000, not .* at 200000"):
+        replay(path, baseline=base)
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(ReplayError, match="baseline is .*, not .*other"):
+        replay(edit_session(other), budget_tokens=20_000, baseline=base)

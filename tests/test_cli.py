@@ -185,3 +185,25 @@ def test_an_unwritable_sessions_directory_is_one_clear_line(workspace):
 def test_fork_session_needs_a_session_to_copy(workspace):
     out = agent(workspace, "-p", "hi", "--demo", "--fork-session")
     assert out.returncode == 2 and "--fork-session needs --continue or --resume" in out.stderr
+
+
+def test_each_subcommands_usage_names_what_it_takes_and_no_prompt(workspace):
+    """`agent "PROMPT"` takes a prompt; its subcommands do not, and their help must not offer one."""
+    for command, usage in (
+        (["sessions"], "agent sessions [OPTIONS]"),
+        (["doctor"], "agent doctor [OPTIONS]"),
+        (["acp"], "agent acp [OPTIONS]"),
+        (["replay"], "agent replay [OPTIONS] {SESSION.jsonl}"),
+        (["batch"], "agent batch [OPTIONS] {TASKS.jsonl}"),
+        (["mcp"], "agent mcp [OPTIONS] COMMAND [ARGS]..."),
+        (["mcp", "list"], "agent mcp list [OPTIONS]"),
+    ):
+        assert usage_line(agent(workspace, *command, "--help").stdout) == f"Usage: {usage}"
+    assert (
+        usage_line(agent(workspace, "--help").stdout) == "Usage: agent [OPTIONS] [PROMPT] COMMAND [ARGS]..."
+    )
+
+
+def usage_line(help_text: str) -> str:
+    line = next(line for line in help_text.splitlines() if "Usage:" in line)
+    return " ".join(line.split())

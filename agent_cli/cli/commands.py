@@ -291,7 +291,11 @@ def typer_app():
     @app.command()
     def replay(
         file: Path = typer.Argument(
-            ..., exists=True, dir_okay=False, help="Claude Code JSONL or our events.jsonl."
+            ...,
+            exists=True,
+            dir_okay=False,
+            metavar="SESSION.jsonl",
+            help="Claude Code JSONL or our events.jsonl.",
         ),
         policy: str = typer.Option(
             "default",
@@ -326,6 +330,8 @@ def typer_app():
 
             render_table(result, Console())
 
+    for info in (*app.registered_commands, *mcp_app.registered_commands, *app.registered_groups):
+        info.options_metavar = "[OPTIONS]"  # not the app's "[OPTIONS] [PROMPT]": they take no prompt
     return app
 
 

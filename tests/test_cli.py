@@ -133,6 +133,7 @@ def test_replay_reports_bad_input_without_a_traceback(tmp_path):
         [sys.executable, "-m", "agent_cli.cli", "replay", str(empty)], capture_output=True, text=True
     )
     assert out.returncode == 2 and "nothing to replay" in out.stderr and "Traceback" not in out.stderr
+    assert "(1 unreadable line(s) skipped)" in out.stderr  # the file was not empty: say why it reads so
     fixture = Path(__file__).parent / "replay" / "fixtures" / "merged.jsonl"
     out = subprocess.run(
         [sys.executable, "-m", "agent_cli.cli", "replay", str(fixture), "--policy", "bogus"],

@@ -216,8 +216,9 @@ def _prepare(
         raise ReplayError(f"--budget-tokens must be positive, not {budget_tokens}")
     transcript = load_transcript(path)
     if not transcript.requests:
+        torn = f" ({transcript.torn_lines} unreadable line(s) skipped)" if transcript.torn_lines else ""
         raise ReplayError(
-            f"{path}: no recorded model responses, nothing to replay",
+            f"{path}: no recorded model responses{torn}, nothing to replay",
             "pass a Claude Code session (~/.claude/projects/*/*.jsonl) or a session's events.jsonl",
         )
     config = config or ContextConfig()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import itertools
 import json
 import statistics
@@ -37,17 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.context.model import ContextConfig  # noqa: E402
-from agent_cli.replay.driver import baseline, replay, sessions_in  # noqa: E402
-from agent_cli.replay.fidelity import Baseline  # noqa: E402
+from agent_cli.replay.driver import replay, sessions_in  # noqa: E402
 from bench._args import count  # noqa: E402
-
-
-@functools.cache
-def _baseline(path: Path, budget_tokens: int) -> Baseline:
-    """The unmanaged pass (the fidelity baseline) is the same for every setting: made once per file
-    and budget in each process."""
-    return baseline(path, budget_tokens=budget_tokens)
-
+from bench._baselines import baseline_of  # noqa: E402
 
 LONG = 50
 GOAL_BLIND = 0.01
@@ -84,7 +75,7 @@ def measure(setting: dict[str, float], path: Path, policy: str = "default") -> d
     fields = {f.name: f for f in dataclasses.fields(ContextConfig)}
     typed = {k: type(fields[k].default)(v) for k, v in setting.items()}
     config = ContextConfig(**typed)
-    result = replay(path, policy=policy, config=config, baseline=_baseline(path, config.budget_tokens))
+    result = replay(path, policy=policy, config=config, baseline=baseline_of(path, config.budget_tokens))
     ref = result.reference
     fid = result.fidelity
     return {

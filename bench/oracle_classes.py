@@ -12,7 +12,6 @@ without one, the default groups below. Sessions of fewer than LONG requests are 
 from __future__ import annotations
 
 import argparse
-import functools
 import statistics
 import sys
 from pathlib import Path
@@ -20,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agent_cli.replay.driver import baseline, load_transcript, replay, sessions_in  # noqa: E402
-from agent_cli.replay.fidelity import Baseline  # noqa: E402
+from agent_cli.replay.driver import load_transcript, replay, sessions_in  # noqa: E402
+from bench._baselines import baseline_of  # noqa: E402
 
 LONG = 50  # requests, as bench/policies.py's long sessions
 GROUPS = (
@@ -36,19 +35,13 @@ GROUPS = (
 )
 
 
-@functools.cache
-def _baseline(path: Path) -> Baseline:
-    """The session's unmanaged pass, made once for every row."""
-    return baseline(path)
-
-
 def adjusted(path: Path, classes: frozenset[str] | None) -> tuple[float, int]:
     """(adjusted cost / Claude Code's bill, blind edits) of one session under the oracle for `classes`
     (None: the default policy)."""
     if classes is None:
-        result = replay(path, baseline=_baseline(path))
+        result = replay(path, baseline=baseline_of(path))
     else:
-        result = replay(path, policy="oracle", oracle_classes=classes, baseline=_baseline(path))
+        result = replay(path, policy="oracle", oracle_classes=classes, baseline=baseline_of(path))
     reference = result.reference
     assert reference is not None and reference.weighted_input
     return result.fidelity.adjusted_weighted_input / reference.weighted_input, result.fidelity.blind

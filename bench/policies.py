@@ -17,7 +17,6 @@ shows how much of the saving needs foresight. `misses` are cleared items the ses
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import statistics
 import sys
@@ -31,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from agent_cli.replay.driver import POLICIES, baseline, replay, sessions_in  # noqa: E402
-from agent_cli.replay.fidelity import Baseline  # noqa: E402
+from agent_cli.replay.driver import POLICIES, replay, sessions_in  # noqa: E402
 from agent_cli.replay.report import ReplayResult  # noqa: E402
+from bench._baselines import baseline_of  # noqa: E402
 
 LONG_SESSION_REQUESTS = 50  # a session with at least this many requests is "long" for the goals
 GOAL_PEAK = 0.60
@@ -43,14 +42,8 @@ GOAL_MEDIAN = 0.65  # adjusted weighted input (one re-read per blind edit) over 
 GOAL_EVERY = 0.90  # ... and every session
 
 
-@functools.cache
-def _baseline(path: Path) -> Baseline:
-    """The session's unmanaged pass, made once for all the policies replayed on it."""
-    return baseline(path)
-
-
 def measure(path: Path, policy: str) -> dict[str, Any]:
-    base = _baseline(path)
+    base = baseline_of(path)
     start = time.perf_counter()
     result = replay(path, policy=policy, baseline=base)
     seconds = time.perf_counter() - start

@@ -60,7 +60,7 @@ class Baseline:
     that replays one session under many settings (bench/loo.py) makes it once (driver.baseline)."""
 
     file: str
-    budget_tokens: int | None  # the budget it was made with: T5 truncates the unmanaged view too
+    budget_tokens: int  # the budget it was made with: T5 truncates the unmanaged view too
     checks: tuple[EditCheck, ...]
 
 

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 TierName = Literal["T0", "T1", "T2", "T3", "T4", "T5", "digest", "clear"]
 
 
+MIN_BUDGET_TOKENS = 1_000  # a smaller budget leaves no room for even the system prompt
+
+
 @dataclass(frozen=True)
 class ContextConfig:
     """Every threshold of DESIGN §6, configurable ([context] in config.toml)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
-from agent_cli.context.model import Compaction, ContextConfig, Summarizer
+from agent_cli.context.model import MIN_BUDGET_TOKENS, Compaction, ContextConfig, Summarizer
 from agent_cli.context.store import MemoryStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import AgentError, ContextOverflowError
@@ -212,8 +212,8 @@ def _prepare(
     an option or a file replay cannot use."""
     if policy not in POLICIES:
         raise ReplayError(f"unknown policy {policy!r}", f"choose one of: {', '.join(POLICIES)}")
-    if budget_tokens is not None and budget_tokens <= 0:
-        raise ReplayError(f"--budget-tokens must be positive, not {budget_tokens}")
+    if budget_tokens is not None and budget_tokens < MIN_BUDGET_TOKENS:
+        raise ReplayError(f"--budget-tokens must be at least {MIN_BUDGET_TOKENS}, not {budget_tokens}")
     transcript = load_transcript(path)
     if not transcript.requests:
         torn = f" ({transcript.torn_lines} unreadable line(s) skipped)" if transcript.torn_lines else ""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_cli.context.model import ContextConfig
+from agent_cli.context.model import MIN_BUDGET_TOKENS, ContextConfig
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL, check_table
 from agent_cli.llm.openai_compat import OpenAISettings
@@ -334,8 +334,8 @@ def _build(values: dict[str, Any]) -> Config:
         )
     if config.provider not in PROVIDERS:
         raise ConfigError(f"provider {config.provider!r}: use one of {', '.join(PROVIDERS)}")
-    if config.context.budget_tokens < 1_000:
-        raise ConfigError("context.budget_tokens must be at least 1000")
+    if config.context.budget_tokens < MIN_BUDGET_TOKENS:
+        raise ConfigError(f"context.budget_tokens must be at least {MIN_BUDGET_TOKENS}")
     if not config.context.hits_prior_weight > 0:  # the session's calibration divides by it
         raise ConfigError("context.hits_prior_weight must be above 0 (2 is the default)")
     penalty = config.context.miss_penalty_fraction  # negative: every miss a gain; inf: 0 x inf is nan

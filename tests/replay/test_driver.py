@@ -234,8 +234,9 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path):
     with pytest.raises(ReplayError, match="unknown policy") as info:
         replay(empty, policy="aggressive")
     assert "default" in info.value.hint
-    with pytest.raises(ReplayError, match="budget"):
-        replay(empty, budget_tokens=0)
+    for tiny in (0, 10, 999):  # what the live CLI refuses too (settings/config.py)
+        with pytest.raises(ReplayError, match="--budget-tokens must be at least 1000"):
+            replay(empty, budget_tokens=tiny)
 
 
 def test_render_table_shows_ours_next_to_the_recorded_numbers():

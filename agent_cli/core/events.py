@@ -65,6 +65,8 @@ class EvictionReport:
 
     def summary(self) -> str:
         """One line for /context."""
+        if not (self.clears or self.misses or self.forecast):
+            return "T1 has cleared nothing yet (it clears what is worth less than it costs to keep)"
         line = (
             f"T1 cleared {self.clears} item{'' if self.clears == 1 else 's'} "
             f"({self.cleared_tokens:,} tokens); {self.misses} came back "

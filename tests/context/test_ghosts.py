@@ -85,6 +85,8 @@ async def test_a_recall_of_something_never_cleared_is_not_a_miss():
     assert engine.append(reply(("x", "recall", {"ref": "r1"}))).misses == []
     assert engine.append(results(("x", "recall", "no such ref"))).misses == []
     assert engine.ghosts.report().misses == 0
+    # /context on a session T1 has not touched says so in words, not in a row of zeros
+    assert engine.ghosts.report().summary().startswith("T1 has cleared nothing yet (")
 
 
 async def test_reading_a_cleared_file_again_is_a_miss_but_not_when_the_read_was_stale():

@@ -12,8 +12,8 @@ Script (YAML or JSON): a mapping with `responses` (played in order by `stream`) 
       overflow: {tokens: 210000, maximum: 200000}  # optional: raise "prompt is too long"
 
 When the script runs out, `stream` answers "Done." and `complete` writes a deterministic summary of
-its input (the person's words and the tool calls, then the first line of what it was asked), so a
-session can always go on, and `/summary` in `--demo` shows the conversation, not its own prompt.
+its input (the person's words and the tool calls), so a session can always go on, and `/summary`
+in `--demo` shows the conversation, not its own prompt.
 """
 
 from __future__ import annotations
@@ -195,8 +195,8 @@ def _estimate_usage(request: Request, response: dict[str, Any]) -> Usage:
 
 def _fallback_summary(request: Request) -> str:
     """A deterministic 'summary' of what was given: the person's words and the tool calls of the
-    conversation (the last message is the instruction to summarize, and is left out), then the
-    instruction's first line, so tests can see what was asked."""
+    conversation. The last message is the instruction to summarize and is left out, so `/summary`
+    in `--demo` shows the conversation, not the program's own prompt."""
     lines: list[str] = []
     for message in request.messages[:-1]:
         content = message["content"]
@@ -208,10 +208,7 @@ def _fallback_summary(request: Request) -> str:
             elif block.get("type") == "tool_use":
                 values = [v for v in (block.get("input") or {}).values() if isinstance(v, str)]
                 lines.append(f"{block.get('name')} {_first_line(values[0]) if values else ''}".rstrip())
-    last = request.messages[-1]["content"] if request.messages else ""
-    asked = _first_line(last if isinstance(last, str) else " ".join(b.get("text", "") for b in last))
-    lines = lines[-11:] + ([f"asked: {asked}"] if asked else [])
-    return "## Summary (scripted)\n" + "\n".join(f"- {line[:160]}" for line in lines)
+    return "## Summary (scripted)\n" + "\n".join(f"- {line[:160]}" for line in lines[-12:])
 
 
 def _first_line(text: str) -> str:

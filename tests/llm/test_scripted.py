@@ -31,5 +31,4 @@ async def test_a_summary_past_the_script_lists_the_conversation_and_what_was_ask
         "## Summary (scripted)",
         "- the person: fix the parser",  # the <env> injection is not the person's words
         "- bash pytest -q",
-        "- asked: Pause the task for a moment: do not call tools.",
-    ]
+    ]  # and not the instruction: in `--demo`, /summary shows the conversation, not the program's prompt

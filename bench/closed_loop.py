@@ -46,6 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agent_cli.context.model import MIN_BUDGET_TOKENS  # noqa: E402
 from bench._args import count  # noqa: E402
 from tests.fakeapi.scenarios import (  # noqa: E402
     SCENARIOS,
@@ -167,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
         help="the batch's files with CHARS more characters on every line (repeatable; negative: fewer)",
     )
     args = parser.parse_args(argv)
-    if any(b < 1_000 for b in args.budget or ()):  # the CLI's own floor (context.budget_tokens)
-        parser.error("--budget must be at least 1000 tokens (leave it out for 40k-200k)")
+    if any(b < MIN_BUDGET_TOKENS for b in args.budget or ()):  # the CLI's own floor
+        parser.error(f"--budget must be at least {MIN_BUDGET_TOKENS} tokens (leave it out for 40k-200k)")
     names = args.scenario or list(SCENARIOS)
     rows = grid(names, args.budget or list(BUDGETS), args.jobs, args.agents_md, args.line_extra)
     if args.json:

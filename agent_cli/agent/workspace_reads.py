@@ -20,10 +20,17 @@ REATTACH_MAX_BYTES = 1_000_000
 
 
 def read_for_reattach(workspace: Path, path: str) -> str | None:
-    """A touched file's current text for re-attachment after compaction (None: gone, huge, binary)."""
-    target = (workspace / path).resolve() if not Path(path).is_absolute() else Path(path)
+    """A touched file's current text for re-attachment after compaction (None: gone, huge, binary, or
+    outside the workspace: a file there is read again only through a tool, which asks, since the name
+    the session touched may since have become a link to a key)."""
+    root = workspace.resolve()
+    target = (root / path).resolve()
     try:
-        if not target.is_file() or target.stat().st_size > REATTACH_MAX_BYTES:
+        if (
+            not target.is_relative_to(root)
+            or not target.is_file()
+            or target.stat().st_size > REATTACH_MAX_BYTES
+        ):
             return None
         data = target.read_bytes()
     except OSError:

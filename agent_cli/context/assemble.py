@@ -249,7 +249,10 @@ def _latest_summary(
 
 def read_user_context(workspace: Path, user_files: Sequence[Path] = ()) -> str:
     """The person's own memory files (`user_files`, e.g. ~/.config/agent/AGENTS.md), then AGENTS.md and
-    CLAUDE.md of the workspace root, each capped, as one text; "" when none."""
+    CLAUDE.md of the workspace root, each capped, as one text; "" when none.
+
+    The workspace is not trusted: its file that is a link to a file outside it (a key, /proc/self/environ)
+    is not read, since reading outside the workspace asks first; the text says so instead."""
     parts: list[str] = []
     seen: set[Path] = set()
     home = str(Path.home()) + "/"
@@ -257,7 +260,9 @@ def read_user_context(workspace: Path, user_files: Sequence[Path] = ()) -> str:
         (("~/" + str(p)[len(home) :] if str(p).startswith(home) else str(p)) + " (yours, every workspace)", p)
         for p in user_files
     ]
-    for name, path in [*named, *((n, Path(workspace) / n) for n in USER_CONTEXT_FILES)]:
+    root = Path(workspace).resolve()
+    theirs = [(n, Path(workspace) / n) for n in USER_CONTEXT_FILES]
+    for name, path in [*named, *theirs]:
         try:
             if not path.is_file():
                 continue
@@ -265,6 +270,9 @@ def read_user_context(workspace: Path, user_files: Sequence[Path] = ()) -> str:
             if real in seen:
                 continue
             seen.add(real)
+            if (name, path) in theirs and not real.is_relative_to(root):
+                parts.append(f"# {name}\n(not read: a link to a file outside the workspace)")
+                continue
             text = path.read_bytes().decode("utf-8", "replace")
         except OSError as exc:
             parts.append(f"# {name}\n(could not be read: {exc.strerror or exc})")

@@ -267,3 +267,18 @@ async def test_after_a_compaction_the_todo_list_and_recent_files_are_reattached(
     files = [t for t in pinned if t.startswith('<file path="app.py"')]
     assert files and "return a + b" in files[0]  # the file as it is now, not as it was read
     assert check(session.engine.messages) == []
+
+
+async def test_a_touched_file_that_became_a_link_outside_is_not_reattached(workspace):
+    """A checkout can turn a file the session read into a link to a key; re-attaching it after a
+    compaction would read the key without the question a read outside the workspace asks."""
+    secret = workspace.parent / "id_rsa"
+    secret.write_text("PRIVATE-KEY-1234\n")
+    session = make_session(workspace, wordy(FIX_TASK))
+    await run(session, "fix add()")
+    (workspace / "app.py").unlink()
+    (workspace / "app.py").symlink_to(secret)
+    await run(session, "/compact")
+    pinned = [b.text for m in session.engine.messages for b in m.blocks if b.meta.tag == "reattach"]
+    assert not any("PRIVATE-KEY" in t for t in pinned), pinned
+    assert check(session.engine.messages) == []

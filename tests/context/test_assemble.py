@@ -218,6 +218,28 @@ def test_user_context_reads_agents_and_claude_md_capped(tmp_path):
     assert "more chars of CLAUDE.md not shown" in text
 
 
+def test_a_workspace_memory_file_linked_outside_is_not_read(tmp_path):
+    """A cloned repository's AGENTS.md -> ~/.ssh/id_rsa (or CLAUDE.md -> /proc/self/environ, the agent's
+    key) would put the file in the first request without the question a read outside asks."""
+    workspace, outside = tmp_path / "repo", tmp_path / "home"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "id_rsa").write_text("PRIVATE-KEY-1234\n")
+    (workspace / "AGENTS.md").symlink_to(outside / "id_rsa")
+    (workspace / "CLAUDE.md").symlink_to("/proc/self/environ")
+    text = read_user_context(workspace)
+    assert "PRIVATE-KEY" not in text and "PATH=" not in text
+    assert text.count("(not read: a link to a file outside the workspace)") == 2
+    (workspace / "AGENTS.md").unlink()
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "agents.md").write_text("Use pytest.\n")
+    (workspace / "AGENTS.md").symlink_to("docs/agents.md")  # a link inside the workspace is its own file
+    assert read_user_context(workspace).startswith("# AGENTS.md\nUse pytest.")
+    mine = outside / "AGENTS.md"  # the person's own file is theirs wherever it lives
+    mine.write_text("Answer in French.\n")
+    assert "Answer in French." in read_user_context(workspace, [mine])
+
+
 def test_environment_names_the_branch_platform_and_date(workspace, tmp_path):
     text = environment_text(workspace, datetime(2026, 11, 20, 15, 30))
     assert f"Working directory: {workspace.resolve()}" in text

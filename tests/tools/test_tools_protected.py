@@ -52,6 +52,10 @@ def write(path: str) -> dict:
         ".gitconfig",
         "sub/../.git/hooks/post-checkout",
         ".VSCode/tasks.json",  # a case-insensitive filesystem would take it for .vscode
+        "sub/.git/config",  # a repository inside the workspace: git there (or an editor's scan) runs it
+        "sub/.git/hooks/pre-commit",
+        "a/b/c/.Git/CONFIG",
+        "vendor/lib/.git",  # a `gitdir:` pointer sends git to a config anywhere
     ],
 )
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
@@ -61,7 +65,17 @@ def test_a_write_to_a_protected_path_asks_in_every_mode(ws: Path, mode: str, pat
     assert decide(ws, mode, EditTool(), {"path": path, "old_string": "a", "new_string": "b"}).action == "ask"
 
 
-@pytest.mark.parametrize("path", ["src/app.py", ".git/objects/ab/cdef", ".git/refs/heads/x", "agent.md"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/app.py",
+        ".git/objects/ab/cdef",
+        ".git/refs/heads/x",
+        "agent.md",
+        "sub/.git/objects/ab",
+        "sub/git/config",
+    ],
+)
 def test_ordinary_paths_are_not_protected(ws: Path, path: str) -> None:
     assert decide(ws, "yolo", WriteTool(), write(path)).action == "allow"
     assert decide(ws, "auto-edit", WriteTool(), write(path)).action == "allow"
@@ -167,3 +181,24 @@ def test_what_a_command_made_at_a_watched_path_is_set_aside_not_deleted(tmp_path
     assert os.readlink(ws / ".mcp.json") == "elsewhere.json"  # the symlink it replaced is back
     kept = sorted(p.relative_to(ws).as_posix() for p in (ws / ".agent").rglob("*") if p.is_file())
     assert len(kept) == 2 and {k.rsplit("/", 2)[-2:][-1] for k in kept} == {"tasks.json", ".mcp.json"}
+
+
+def test_the_layout_binds_the_git_config_and_hooks_of_repositories_inside_the_workspace(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    for repo in ("sub", "libs/vendored", "a/b/deep"):
+        (ws / repo / ".git" / "hooks").mkdir(parents=True)
+        (ws / repo / ".git" / "config").write_text("[core]\n\thooksPath = githooks\n")
+    (ws / "mod").mkdir()
+    (ws / "mod" / ".git").write_text("gitdir: ../.git/modules/mod\n")
+    (ws / "outside").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere" / "r" / ".git").mkdir(parents=True)
+    plan = layout([ws], tmp_path / "home")
+    bound, watched = set(plan.read_only), {w.path for w in plan.watched}
+    for repo in ("sub", "libs/vendored"):
+        assert {ws / repo / ".git" / "config", ws / repo / ".git" / "hooks"} <= bound, repo
+        assert ws / repo / ".git" / "modules" in watched and ws / repo / "githooks" in watched
+    assert ws / "mod" / ".git" in bound
+    assert not any("deep" in str(p) for p in bound | watched)  # deeper than NESTED_DEPTH: not looked for
+    assert not any("elsewhere" in str(p) or "outside" in str(p) for p in bound | watched)

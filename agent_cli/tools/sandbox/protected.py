@@ -68,6 +68,9 @@ HOME_ENTRIES = (
     ".mcp.json",
     ".ssh",
 )
+GIT_TAILS = tuple(entry.split("/", 1)[1] for entry in GIT_ENTRIES)  # config, hooks, … inside any `.git`
+NESTED_DEPTH = 2  # how deep bash's sandbox looks for repositories inside a writable root (an editor's
+# scan for them goes one level; a look costs one scandir a folder, on every command)
 PLACEHOLDER_DIRS = (".git/hooks",)  # created empty when missing (git's own layout; git never lists it)
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE)
 _SECTION = re.compile(r"^\s*\[\s*([^\]\s]+)[^\]]*\]")
@@ -82,6 +85,24 @@ def is_protected(path: Path, workspace: Path, home: Path | None = None, extra: I
         for candidate in candidates:
             if _within(candidate, entry):
                 return label
+    roots = {_norm(workspace), _real(workspace)}
+    return next(filter(None, (_nested_git(c, r) for c in candidates for r in roots)), "")
+
+
+def _nested_git(path: Path, root: Path) -> str:
+    """`sub/.git/config` for a path in the git config or hooks of a repository inside `root` (a nested
+    clone, or one a command made: the person's or their editor's next git command there runs them),
+    and `sub/.git` itself (a `gitdir:` pointer sends git to a config anywhere); "" otherwise."""
+    if not _within(path, root) or path == root:
+        return ""
+    parts = str(path)[len(str(root).rstrip("/")) + 1 :].split("/")
+    for i, part in enumerate(parts[1:], start=1):
+        if part.casefold() != ".git":
+            continue
+        if i + 1 == len(parts):
+            return "/".join(parts)
+        if parts[i + 1].casefold() in GIT_TAILS:
+            return "/".join(parts[: i + 2])
     return ""
 
 
@@ -166,6 +187,7 @@ def layout(roots: Sequence[Path], home: Path, extra: Iterable[Path] = (), *, cre
                 candidates.append(git)  # `gitdir: …` must keep pointing where it points
         if (hooks := hooks_path(root)) is not None:
             candidates.append(hooks)
+        candidates += nested_git(root)
     real_home = Path(os.path.realpath(home))
     candidates += [real_home / name for name in HOME_ENTRIES]
     candidates += [Path(os.path.realpath(p)) for p in [*person_dirs(), *extra]]
@@ -188,6 +210,34 @@ def layout(roots: Sequence[Path], home: Path, extra: Iterable[Path] = (), *, cre
             watched.append(Watch(path))
     anchors = sorted(_dedupe(anchors), key=lambda p: len(p.parts))
     return Layout(tuple(anchors), tuple(_dedupe(read_only)), tuple(watched))
+
+
+def nested_git(root: Path, depth: int = NESTED_DEPTH) -> list[Path]:
+    """The git config and hooks (and `gitdir:` pointers) of the repositories in `root`'s folders down
+    to `depth` levels, each repository's `core.hooksPath` too; symlinked folders are not followed."""
+    out: list[Path] = []
+    level = [root]
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                entries = [e for e in os.scandir(folder) if e.name.casefold() != ".git"]
+            except OSError:
+                continue
+            for entry in entries:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                sub = Path(entry.path)
+                below.append(sub)
+                git = sub / ".git"
+                if git.is_dir() and not git.is_symlink():
+                    out += [git / tail for tail in GIT_TAILS]  # a missing one is watched
+                    if (hooks := hooks_path(sub)) is not None:
+                        out.append(hooks)
+                elif os.path.lexists(git):
+                    out.append(git)
+        level = below
+    return out
 
 
 def _ancestors(path: Path, root: Path) -> list[Path]:

@@ -317,14 +317,15 @@ def _display_path(path: Path, workspace: Path) -> str:
 
 
 def install_task_tool(
-    tools: ToolRegistry, runner: Subagents, workspace: Path
+    tools: ToolRegistry, runner: Subagents, workspace: Path, trusted: bool
 ) -> tuple[ToolRegistry, list[str]]:
-    """`tools` plus the task tool (with every agent definition found), and one line per bad definition."""
+    """`tools` plus the task tool (with every agent definition found: the workspace's only when
+    `trusted`), and one line per bad or skipped definition."""
     from agent_cli.extensions.agent_definitions import agent_dirs, load_agents
     from agent_cli.settings.trust import user_config_dir
     from agent_cli.tools.task import TaskTool
 
     if "task" in tools:
         return tools, []
-    loaded = load_agents(agent_dirs(workspace, user_config_dir()), tools.names())
+    loaded = load_agents(agent_dirs(workspace, user_config_dir()), tools.names(), trusted)
     return ToolRegistry([*tools, TaskTool(runner, loaded.agents)]), loaded.warnings

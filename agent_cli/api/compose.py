@@ -97,7 +97,7 @@ def compose_session(
     with_skills, skills = install_skill_tools(base, ext.skills, ext.skill_grants, cap, counter.text)
     subagents = Subagents()
     shells = ShellManager(clock)
-    registry_, agent_warnings = install_task_tool(with_skills, subagents, workspace)
+    registry_, agent_warnings = install_task_tool(with_skills, subagents, workspace, setup.trusted)
     install_shell_tools(registry_, shells)
     parts = SessionParts(
         config=config,

@@ -8,9 +8,12 @@
     ---
     You review code ...            # the body is the system prompt
 
-Looked for in the user config's `agents/`, then `.claude/agents/` and `.agent/agents/` of the
-workspace (a later one of the same name wins); the built-in `general-purpose` and `explore` come first
-and can be overridden. A malformed file is skipped with one line naming it; the rest load.
+Looked for in `.claude/agents/` and `.agent/agents/` of the workspace, then the user config's
+`agents/` (a later one of the same name wins). The workspace is not trusted: its definitions (which
+set a sub-agent's system prompt, tools and model) load only in a workspace the person trusts, never
+from a file linked outside it, and never in place of a built-in or one of the person's own. The
+person's own may override the built-in `general-purpose` and `explore`. A malformed file is skipped
+with one line naming it; the rest load.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from agent_cli.context.prompts import load_prompt
+from agent_cli.settings.trust import AGENT_DIRS
 from agent_cli.tools.task import DEFAULT_AGENT, AgentDefinition
 
 # Claude Code's tool names -> ours (MultiEdit is a sequence of edits: edit_file does one at a time)
@@ -68,26 +73,55 @@ def builtin_agents() -> list[AgentDefinition]:
     ]
 
 
-def agent_dirs(workspace: Path, user_config_dir: Path) -> list[Path]:
-    """Lowest precedence first."""
-    return [user_config_dir / "agents", workspace / ".claude" / "agents", workspace / ".agent" / "agents"]
+@dataclass(frozen=True)
+class AgentDir:
+    path: Path
+    origin: Literal["user", "workspace"]
+    root: Path  # a workspace file must really lie inside this (a link out of it is skipped)
 
 
-def load_agents(directories: Iterable[Path], known_tools: Iterable[str]) -> LoadedAgents:
-    """The built-ins, then every `*.md` of `directories` in order (a later name replaces an earlier)."""
+def agent_dirs(workspace: Path, user_config_dir: Path) -> list[AgentDir]:
+    """Lowest precedence first: the workspace's, then the person's own."""
+    theirs = [AgentDir(workspace / d, "workspace", workspace) for d in AGENT_DIRS]
+    return [*theirs, AgentDir(user_config_dir / "agents", "user", user_config_dir)]
+
+
+def load_agents(directories: Iterable[AgentDir], known_tools: Iterable[str], trusted: bool) -> LoadedAgents:
+    """The built-ins, then every `*.md` of `directories` in order (a later name replaces an earlier;
+    the workspace's only when `trusted`, and never a built-in)."""
     known = set(known_tools)
     out = LoadedAgents()
     by_name = {a.name: a for a in builtin_agents()}
+    builtin = set(by_name)
     for directory in directories:
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.md")):
+        files = sorted(directory.path.glob("*.md")) if directory.path.is_dir() else []
+        if directory.origin == "workspace" and not trusted:
+            continue  # the trust question and notice name the folder (settings/trust.py)
+        for path in files:
+            if directory.origin == "workspace" and not path.resolve().is_relative_to(
+                directory.root.resolve()
+            ):
+                out.warnings.append(
+                    f"agent definition {path}: a link to a file outside the workspace; skipped"
+                )
+                continue
             try:
                 definition, notes = parse_agent(path, known)
             except ValueError as exc:
                 out.warnings.append(f"agent definition {path}: {exc}; skipped")
                 continue
             out.warnings += [f"agent definition {path}: {note}" for note in notes]
+            if directory.origin == "workspace" and definition.name in builtin:
+                out.warnings.append(
+                    f"agent definition {path}: {definition.name!r} is a built-in agent, which a workspace "
+                    "cannot replace; skipped"
+                )
+                continue
+            prior = by_name.get(definition.name)
+            if prior is not None and prior.source != "built-in":
+                out.warnings.append(
+                    f"agent definition {prior.source}: not used; {path} has the same name and wins"
+                )
             by_name[definition.name] = definition
     out.agents = list(by_name.values())
     return out

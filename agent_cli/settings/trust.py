@@ -2,8 +2,8 @@
 
 A repository can carry `.mcp.json` (servers the agent starts), hooks in `.claude/settings.json` or
 `.agent/settings.json` (commands the agent runs), `[mcp_servers]`/`[hooks]` in `.agent/config.toml`,
-and skills (`.claude/skills/` and the like: instructions for the model whose `allowed-tools` skip
-permission questions).
+skills (`.claude/skills/` and the like: instructions for the model whose `allowed-tools` skip
+permission questions) and sub-agent definitions (`.claude/agents/`: a child's prompt, tools, model).
 Cloning a repository must not be enough to run its code on the person's machine, so these are used
 only in a workspace the person trusted: asked once in the TUI (remembered in the user config
 directory), or `--trust-workspace` headless. The user's own config is always trusted.
@@ -30,6 +30,8 @@ MCP_JSON = ".mcp.json"
 CODE_FILES = (MCP_JSON, *WORKSPACE_SETTINGS)
 # Where a workspace keeps skills, lowest precedence first (extensions/skills/ loads them when trusted).
 SKILL_DIRS = (".agents/skills", ".claude/skills", ".agent/skills")
+# Where it keeps sub-agent definitions (a child's system prompt, tools and model), lowest first.
+AGENT_DIRS = (".claude/agents", ".agent/agents")
 SKILL_FILE = "SKILL.md"
 
 
@@ -162,6 +164,11 @@ def workspace_code_files(
         found.append(WorkspaceFile(workspace / ".agent" / "config.toml", "MCP servers and hooks"))
     found += [
         WorkspaceFile(workspace / name, "skills") for name in SKILL_DIRS if skill_folders(workspace / name)
+    ]
+    found += [
+        WorkspaceFile(workspace / name, "sub-agent definitions")
+        for name in AGENT_DIRS
+        if (workspace / name).is_dir() and any((workspace / name).glob("*.md"))
     ]
     return tuple(found)
 

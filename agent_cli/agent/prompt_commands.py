@@ -49,7 +49,15 @@ async def custom_turn(
     message = Message("user", (Block.text_block(text, meta),), session.loop.turn + 1)
     granted, model = command_rules(command, session.trusted, emit), session.model
     session.permissions.rules += granted
-    if command.model and command.model != model:  # judged as /model judges it
+    if command.model and command.model != model and command.origin == "workspace" and not session.trusted:
+        emit(
+            Notice(
+                f"/{command.name} asks for {command.model}: ignored (this workspace is not trusted); "
+                f"this turn runs on {model}.",
+                "warning",
+            )
+        )
+    elif command.model and command.model != model:  # judged as /model judges it
         fit = session.switch_model(command.model)
         if fit.refused:
             emit(

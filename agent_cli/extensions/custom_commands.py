@@ -7,7 +7,9 @@ Optional YAML frontmatter: `description`, `argument-hint`, `allowed-tools`, `mod
 prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting).
 
 Workspace commands are loaded even in an untrusted workspace (they only send text to the model),
-but their `allowed-tools` (which skip permission questions) count only in a trusted one.
+but their `allowed-tools` (which skip permission questions) and `model` count only in a trusted one.
+A workspace command never replaces one of the person's own of that name (theirs wins, with one
+warning), and a workspace file linked outside the workspace is not read.
 A built-in command keeps its name (the file is skipped, with one warning); a file whose frontmatter
 does not parse is loaded without it, with one warning.
 """
@@ -131,6 +133,15 @@ def load_custom_commands(
                 continue
             if name in reserved:
                 warnings.append(f"{path}: /{name} is a built-in command, which wins; this file is ignored")
+                continue
+            prior = found.get(name)
+            if origin == "workspace" and prior is not None and prior.origin == "user":
+                warnings.append(
+                    f"{path}: /{name} is one of yours ({prior.path}), which wins; this file is ignored"
+                )
+                continue
+            if origin == "workspace" and not path.resolve().is_relative_to(workspace.resolve()):
+                warnings.append(f"{path}: a link to a file outside the workspace; skipped")
                 continue
             command, problem = read_command(path, name, origin)
             if problem:

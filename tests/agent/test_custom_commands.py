@@ -33,13 +33,26 @@ def test_names_folders_precedence_and_problems(tmp_path):
     write(ws / ".agent" / "commands" / "broken.md", "---\ndescription: [unclosed\n---\nstill $ARGUMENTS\n")
     found = load_custom_commands(ws, [user], ["help", "compact"])
     assert sorted(found.commands) == ["broken", "frontend:component", "only-user", "review"]
-    assert found.commands["review"].body == "agent review"  # the workspace's .agent wins
-    assert len(found.warnings) == 2
+    assert found.commands["review"].body == "user review"  # a workspace never replaces yours
+    assert len(found.warnings) == 4
+    assert sum("/review is one of yours" in w and "which wins" in w for w in found.warnings) == 2
     builtin = next(w for w in found.warnings if "built-in" in w)
     broken = next(w for w in found.warnings if "broken.md" in w)
     assert "help.md: /help is a built-in command" in builtin
     assert "broken.md: frontmatter is not valid YAML at line" in broken and "loaded without" in broken
     assert found.commands["broken"].expand("it") == "still it"
+
+
+def test_between_workspace_folders_the_later_wins_and_a_link_outside_is_not_read(tmp_path):
+    ws, secret = tmp_path / "ws", write(tmp_path / "id_rsa", "PRIVATE-KEY")
+    write(ws / ".claude" / "commands" / "review.md", "claude review")
+    write(ws / ".agent" / "commands" / "review.md", "agent review")
+    (ws / ".agent" / "commands" / "test.md").symlink_to(secret)
+    found = load_custom_commands(ws, [tmp_path / "user"], [])
+    assert found.commands["review"].body == "agent review" and "test" not in found.commands
+    assert [w for w in found.warnings if "test.md" in w] == [
+        f"{ws / '.agent' / 'commands' / 'test.md'}: a link to a file outside the workspace; skipped"
+    ]
 
 
 def test_frontmatter_and_expansion(tmp_path):
@@ -136,7 +149,7 @@ async def test_a_command_s_model_the_provider_cannot_serve_is_said_and_the_turn_
     workspace,
 ):
     write(workspace / ".agent" / "commands" / "other.md", "---\nmodel: gpt-5\n---\nGo.\n")
-    s = make(workspace, [{"text": "a"}], trusted=False)
+    s = make(workspace, [{"text": "a"}], trusted=True)
     s.provider.name, s.provider.routes_any_model = "anthropic", False  # Anthropic's own API
     events = await run(s, "/other")
     assert [r.model for r in s.provider.requests] == ["scripted"]
@@ -147,8 +160,18 @@ async def test_a_command_s_model_the_provider_cannot_serve_is_said_and_the_turn_
 
 async def test_the_model_of_a_command_is_used_for_its_turn_only(workspace):
     write(workspace / ".agent" / "commands" / "quick.md", "---\nmodel: claude-haiku-5-5\n---\nBe quick.\n")
-    s = make(workspace, [{"text": "a"}, {"text": "b"}], trusted=False)
+    s = make(workspace, [{"text": "a"}, {"text": "b"}], trusted=True)
     await run(s, "/quick")
     await run(s, "normal")
     assert [r.model for r in s.provider.requests] == ["claude-haiku-5-5", "scripted"]
     assert s.model == "scripted"
+
+
+async def test_an_untrusted_workspace_command_cannot_choose_the_model(workspace):
+    """A cloned repository's `/review` asking for the dearest model runs on the person's."""
+    write(workspace / ".agent" / "commands" / "review.md", "---\nmodel: claude-opus-5-5\n---\nReview.\n")
+    s = make(workspace, [{"text": "a"}], trusted=False)
+    events = await run(s, "/review")
+    assert [r.model for r in s.provider.requests] == ["scripted"]
+    [said] = [e.text for e in events if isinstance(e, Notice) and "claude-opus-5-5" in e.text]
+    assert "ignored (this workspace is not trusted)" in said and "runs on scripted" in said

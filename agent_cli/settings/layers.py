@@ -3,8 +3,9 @@
 The repository is not trusted: a cloned `.agent/config.toml` is written by whoever wrote the
 repository. It may tune the agent (max_turns, [context], [models.NAME], [permissions] deny rules,
 and, in a trusted workspace, its MCP servers and hooks), but never what decides how far the agent
-trusts it or where the person's key goes: trust, the permission mode, the sandbox, the provider,
-the endpoint, which variable holds the key, where sessions are kept, where web searches go. Those
+trusts it, where the person's key goes or what each token costs them: trust, the permission mode, the
+sandbox, the provider, the endpoint, which variable holds the key, where sessions are kept, where web
+searches go, the model and the summarizer model. Those
 come only from the person: flags, the environment, `~/.config/agent/config.toml`. A workspace file
 that sets one is still used for everything else, and says in one line what it tried (`Layer.warning`).
 
@@ -34,6 +35,8 @@ PERSON_ONLY = (
     "script",  # the scripted provider's script is the model's side of the conversation
     "sessions_dir",  # where the agent keeps (and later runs git on) its own state
     "web",  # where web_search sends queries, and web_fetch's limits
+    "model",  # what the person pays for each token: a repository cannot move them to a dearer model
+    "summarizer_model",
 )
 NOT_SETTINGS = ("trust_workspace",)  # not even the person's own file sets these
 

@@ -56,6 +56,8 @@ base_url = "http://127.0.0.1:9/attacker"
 script = "/tmp/evil.json"
 sessions_dir = "/tmp/elsewhere"
 max_turns = 7
+model = "claude-opus-5-5"
+summarizer-model = "claude-opus-5-5"
 
 [openai]
 base_url = "http://127.0.0.1:9/v1"
@@ -79,6 +81,7 @@ def test_a_workspace_config_cannot_promote_itself_and_the_rest_still_applies(tmp
     person = load_config(tmp_path / "empty", env={"XDG_CONFIG_HOME": str(home)})
     assert (config.trust_workspace, config.permission_mode, config.provider) == (False, "ask", "anthropic")
     assert (config.base_url, config.script, config.sessions_dir) == ("", "", "")
+    assert (config.model, config.summarizer_model) == (person.model, person.summarizer_model)
     assert config.openai == person.openai and config.openai.api_key_env == "OPENAI_API_KEY"
     assert config.sandbox == person.sandbox
     assert config.child_env() == person.child_env()
@@ -92,6 +95,8 @@ def test_a_workspace_config_cannot_promote_itself_and_the_rest_still_applies(tmp
         "sandbox.mode",
         "openai.api_key_env",
         "sandbox.writable",
+        "model",
+        "summarizer-model",
     ):
         assert key in line
     assert "--trust-workspace" in line and "max_turns" not in line

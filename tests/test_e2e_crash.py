@@ -326,3 +326,27 @@ def test_an_unterminated_last_line_that_is_whole_json_is_set_aside_not_glued_ont
     assert (log.parent / "events.jsonl.torn").read_bytes() == whole.splitlines(keepends=True)[-1]
     assert all(json.loads(line) for line in log.read_bytes().splitlines())  # every line whole
     assert_all_requests_valid(server)
+
+
+def test_a_process_record_a_repository_ships_kills_nothing(workspace, fake_anthropic):
+    """A session under `.agent/sessions/` that the person's key did not seal is someone else's: its
+    `running/` records (which name a process group to end) are not acted on, here a live one of the
+    person's own with the right start time."""
+    from agent_cli.session.processes import ProcessRecords
+
+    shipped = sessions(workspace) / "20260101-000000-abcdef"
+    shipped.mkdir(parents=True)
+    (shipped / "events.jsonl").write_text(json.dumps({"type": "session_start", "id": shipped.name}) + "\n")
+    victim = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    try:
+        ProcessRecords(shipped).started(victim.pid, "sleep 120")
+        record = next((shipped / "running").glob("*.json"))
+        record.write_text(json.dumps({**json.loads(record.read_text()), "agent_pid": 999_999_999}))
+        fake_anthropic.push(text("hello"))
+        out = agent(workspace, fake_anthropic, "-p", "hi", "--output-format", "json")
+        assert out.returncode == 0, out.stderr
+        assert not any("ended a command" in w for w in json.loads(out.stdout)["warnings"])
+        assert victim.poll() is None and live_members(victim.pid)
+    finally:
+        victim.kill()
+        victim.wait()

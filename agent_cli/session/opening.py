@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agent_cli.core.types import Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import EVENTS, EventLog, SessionStore, new_session_id, read_events
-from agent_cli.session.processes import ProcessRecords, reap_abandoned
+from agent_cli.session.processes import ProcessRecords, has_records, reap_abandoned
 from agent_cli.session.recovery import fork as fork_session
 from agent_cli.session.recovery import orphan_results
 
@@ -93,12 +93,14 @@ def open_log(
             "session_start", id=session_id, cwd=str(workspace), model=model, **store.seal_of(session_id)
         )
     processes = ProcessRecords(session_dir)
-    if resume_id and not fork:
+    if resume_id and not fork and store.sealed(session_id):
         for note in processes.reap():
             warnings.append(note)
             log.append("reaped", message=note)
-    others = (store.path(other) for other in store.ids() if other != session_id)
-    warnings += reap_abandoned(others)  # what a `kill -9` left, whichever session started it
+    # what a `kill -9` left, whichever session started it: only the person's own sessions (a
+    # repository can ship a record naming any process group of theirs, to have it killed)
+    others = (store.path(o) for o in store.ids() if o != session_id and has_records(store.path(o)))
+    warnings += reap_abandoned(o for o in others if store.sealed(o.name))
     return OpenedLog(session_id, session_dir, log, events, model, processes, tuple(warnings))
 
 

@@ -82,7 +82,7 @@ class ProcessRecords:
             if self.agent_alive(record):
                 continue  # its agent runs on (a shell kept across /clear): not ours to end
             command = str(record.get("command", ""))[:80]
-            if start is not None and self.still_ours(pgid, int(start)):
+            if isinstance(start, int) and start > 0 and self.still_ours(pgid, start):
                 _end_group(pgid)
                 notes.append(
                     f"ended a command an earlier agent process left running (process group {pgid}: {command})"
@@ -106,6 +106,10 @@ class ProcessRecords:
         if leader is not None and leader.state != "Z":
             return leader.start == start and leader.pgrp == pgid
         return any(stat.start >= start for stat in live_members(pgid, self.proc))
+
+
+def has_records(session_dir: Path) -> bool:
+    return (session_dir / RUNNING).is_dir()
 
 
 def reap_abandoned(session_dirs: Iterable[Path], proc: Path = PROC) -> list[str]:

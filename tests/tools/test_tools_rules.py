@@ -70,6 +70,8 @@ def bash(p: Permissions, command: str) -> str:
         ("bash -c 'ls; rm x' && eval 'id'", ["bash -c ls; rm x", "ls", "rm x", "eval id", "id"], []),
         ("find . -name '*.o' -exec rm {} +", ["find . -name *.o -exec rm {} +", "rm {}"], []),
         ("echo $'\\' '; rm x; #'", ["echo ' ", "rm x"], []),  # ANSI-C quoting read as bash does
+        ("echo hi 1>&- x", ["echo hi x"], []),  # a closed descriptor (bashlex gives bare text): no crash
+        ("echo a 3>&- > out", ["echo a"], ["out"]),
     ],
 )
 def test_parse_shell_sees_every_command_and_write(

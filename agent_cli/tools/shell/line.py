@@ -43,6 +43,8 @@ def parse_shell(command: str) -> ShellLine:
             reader.script(command)
         except RecursionError:
             reader.doubt("it is nested too deep to read")
+        except (AttributeError, TypeError, ValueError, IndexError) as exc:  # a tree bashlex built oddly
+            reader.doubt(f"it could not be read ({type(exc).__name__})")
     return reader.line()
 
 
@@ -200,6 +202,10 @@ class _Walker:
     def _redirect(self, node: Any) -> None:
         output = node.output
         if output is None or isinstance(output, int) or node.type in ("<<", "<<-", "<<<"):
+            return
+        if isinstance(output, str):  # `1>&-` and the like: bashlex gives the bare text, no word
+            if not (node.type == ">&" and (output.isdigit() or output == "-")):
+                self.reader.doubt(f"it redirects to `{output}` in a way the reader cannot place")
             return
         word = self._word(output)
         if node.type == ">&" and (word.text.isdigit() or word.text == "-"):

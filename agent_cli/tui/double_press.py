@@ -20,3 +20,7 @@ class DoublePress:
             return True
         self._last = now
         return False
+
+    def reset(self) -> None:
+        """Forget the last press: the next one is a first again."""
+        self._last = None

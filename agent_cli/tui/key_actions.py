@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agent_cli.tui.widgets.transcript import Transcript
 
 QUIT_HINT = "press Ctrl+C again to quit"
+DRAFT_HINT = "prompt cleared (Up brings it back)"
 
 
 class KeyActions:
@@ -90,6 +91,10 @@ class KeyActions:
             self.copy_to_clipboard(selected)
             self.activity.show("copied")
             self.set_timer(self._quit_press.window, self._clear_quit_hint)
+        elif self.prompt.clear_draft():  # a draft is cleared first (Up brings it back), never quit on
+            self._quit_press.reset()
+            self.activity.show(DRAFT_HINT)
+            self.set_timer(self._quit_press.window, self._clear_quit_hint)
         elif self._quit_press.press():
             self.exit()
         else:
@@ -97,7 +102,7 @@ class KeyActions:
             self.set_timer(self._quit_press.window, self._clear_quit_hint)
 
     def _clear_quit_hint(self) -> None:
-        if self.activity.text in (QUIT_HINT, "copied"):
+        if self.activity.text in (QUIT_HINT, DRAFT_HINT, "copied"):
             self.activity.show("")
 
     def _interrupt(self) -> None:

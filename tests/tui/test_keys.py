@@ -75,6 +75,18 @@ async def test_ctrl_c_twice_on_an_idle_prompt_quits() -> None:
         assert not app.is_running
 
 
+async def test_ctrl_c_on_a_draft_clears_it_keeps_it_for_up_and_does_not_quit() -> None:
+    app = create_app(backend=FakeBackend())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "half a thought")
+        await pilot.press("ctrl+c")
+        await pilot.press("ctrl+c")  # the first emptied the prompt: this one only offers to quit
+        await pilot.pause()
+        assert app.is_running and app.prompt.text == "" and app.activity.text == QUIT_HINT
+        await pilot.press("up")
+        assert app.prompt.text == "half a thought"
+
+
 async def test_ctrl_c_presses_far_apart_do_not_quit() -> None:
     now = [100.0]
     app = AgentApp(backend=FakeBackend(), clock=lambda: now[0])

@@ -339,6 +339,16 @@ class PromptInput(Vertical):
         self.set_text(text)
         self.hide_completions()
 
+    def clear_draft(self) -> bool:
+        """Empty the prompt, keeping what it held in the history (Up brings it back); False when empty."""
+        text = self.text
+        if not text.strip():
+            return False
+        self.history.add(text)
+        self.text_area.clear()
+        self.hide_completions()
+        return True
+
     # -- submitting --------------------------------------------------------------------------------
     def enter_pressed(self) -> None:
         chosen = self._highlighted()

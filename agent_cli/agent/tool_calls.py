@@ -156,7 +156,7 @@ class ToolCalls:
         shown = _with_note(reason, tool, call, self.tool_ctx)
         emit(PermissionDenied(call, target, shown))
         self.log.append("permission", tool=call.name, target=target, answer="deny", reason=shown)
-        return f"Permission denied: {call.name} {target}: {reason}. {advice}".rstrip()
+        return f"Permission denied: {call.name} {target}: {reason.rstrip('.')}. {advice}".rstrip()
 
 
 def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext, sep: str = "; ") -> str:

@@ -75,7 +75,8 @@ class GlobTool:
         matches = await asyncio.to_thread(_find, root, pattern.removeprefix("./"), ctx.workspace)
         where = display_path(ctx.workspace, root)
         if not matches:
-            return ToolResult(output=f"No files match {pattern!r} in {where}.", meta={"count": 0})
+            place = "the workspace" if where == "." else where
+            return ToolResult(output=f"No files match {pattern!r} in {place}.", meta={"count": 0})
         shown = [display_path(ctx.workspace, p) for p in matches[:MAX_ENTRIES]]
         text = "\n".join(shown)
         if len(matches) > MAX_ENTRIES:

@@ -176,7 +176,7 @@ class Collector:
 
     def render(self, pattern: str, where: str) -> str:
         if self.total == 0 and self.files == 0:
-            text = f"No matches for {pattern!r} in {where}."
+            text = f"No matches for {pattern!r} in {'the workspace' if where == '.' else where}."
         else:
             text = ("\n\n" if self.mode == "content" else "\n").join(self._parts)
             if self.mode == "count":

@@ -266,6 +266,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
         message.stop()
         if message.display != message.text:  # a pasted chip: the transcript shows the chip
             self._shown[message.text] = message.display
+        self.transcript.anchor()  # what was just sent, and its answer, are what the person looks at
         await self.handle_input(message.text)
 
     async def handle_input(self, text: str) -> None:

@@ -103,6 +103,7 @@ async def test_plan_mode_tells_the_model_refuses_edits_and_approval_lets_it_proc
     assert "<system-reminder>" in _texts(first) and "Plan mode is on" in _texts(first)
     refusal = session.provider.requests[1].messages[-1]["content"][0]
     assert refusal["is_error"] and "plan mode" in str(refusal["content"])
+    assert str(refusal["content"]).rstrip().endswith("before any change is made.")  # one period, not two
 
     session.set_permission_mode(session.mode_before_plan)  # the person approved the plan
     assert session.permission_mode == "auto-edit"

@@ -62,6 +62,27 @@ async def test_back_at_the_bottom_after_paging_the_transcript_follows_new_output
         assert answer.region.y < transcript.region.bottom  # on screen
 
 
+async def test_sending_a_prompt_while_scrolled_up_brings_the_view_back_to_the_bottom() -> None:
+    backend = FakeBackend({"long": [ev.TextDelta(text=LONG)], "more": [ev.TextDelta(text="the new answer")]})
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.transcript
+        await type_text(pilot, "long")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: transcript.max_scroll_y > 0)
+        for _ in range(3):
+            await pilot.press("pageup")
+        await wait_until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        await type_text(pilot, "more")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        answer = app.query(AssistantMessage).last()
+        await wait_until(pilot, lambda: "the new answer" in answer.text)
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        assert answer.region.y < transcript.region.bottom  # on screen
+
+
 def _real_session(workspace, responses=()):
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
     setup = SessionSetup(workspace, None, True)

@@ -132,7 +132,7 @@ async def test_a_malformed_agent_definition_is_one_warning_line_and_the_rest_wor
         [{"tool_calls": [_task("CHILD-A", "explore")]}, {"text": "ok"}], {"CHILD-A": [{"text": "found"}]}
     )
     config = Config(model="scripted", provider="scripted", permission_mode="ask")
-    session = compose_session(config, provider, SessionSetup(workspace, None, True))
+    session = compose_session(config, provider, SessionSetup(workspace, None, True, trusted=True))
     app = create_app(backend=session)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_until(pilot, lambda: len(app.query(Notice)) == 1)

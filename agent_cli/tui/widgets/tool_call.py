@@ -199,7 +199,7 @@ class ToolCall(Widget, can_focus=True):
         else:
             body.append(shown, style="red" if self.status == "error" else "")
         if hidden:
-            body.append(f"\n… {hidden} more lines (click or Enter to expand)", style="dim italic")
+            body.append(f"\n… {hidden} more lines (click to expand)", style="dim italic")
         self.query_one(".tool-body", Static).update(body)
 
 

@@ -1,7 +1,7 @@
 """The scrolling transcript: follows the bottom while new content arrives, unless the person scrolled up.
 
 A long saved conversation is painted from the end: the last `page_size` entries are mounted and an
-"earlier entries" line above them mounts the previous page on click or Enter, so resuming a session
+"earlier entries" line above them mounts the previous page on a click, so resuming a session
 of thousands of messages stays quick.
 """
 
@@ -37,7 +37,7 @@ class EarlierEntries(Static, can_focus=True):
     def set_counts(self, hidden: int, page: int) -> None:
         self.hidden = hidden
         more = min(hidden, page)
-        self.update(Text(f"▲ {hidden} earlier entries · click or Enter to show {more} more"))
+        self.update(Text(f"▲ {hidden} earlier entries · click to show {more} more"))
 
     def action_show_more(self) -> None:
         self.post_message(self.ShowMore())

@@ -50,6 +50,17 @@ async def test_approving_the_plan_returns_to_the_previous_mode_and_goes_ahead() 
         assert app.status_bar.permission_mode == "auto-edit"
 
 
+async def test_the_plan_is_a_centred_dialog_over_the_dimmed_transcript() -> None:
+    fake, clock = FakeBackend({"fix add": [TextDelta(text=PLAN)]}), FakeClock()
+    app = create_app(backend=fake, clock=clock)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await plan_turn(pilot, app, fake, clock)
+        dialog = screen.query_one("#permission-dialog").region
+        assert dialog.x > 0 and dialog.y > 0  # centred, as the permission dialog is (it sat at 0, 0)
+        assert abs((dialog.x + dialog.right) / 2 - 50) <= 1
+        assert screen.styles.background.a < 1  # the transcript shows through, dimmed
+
+
 async def test_rejecting_the_plan_stays_in_plan_mode() -> None:
     fake, clock = FakeBackend({"fix add": [TextDelta(text=PLAN)]}), FakeClock()
     app = create_app(backend=fake, clock=clock)

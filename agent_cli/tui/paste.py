@@ -2,7 +2,7 @@
 
 Putting megabytes into the TextArea takes tens of seconds (every line is measured and wrapped) and
 leaves a prompt nobody can read. The prompt shows the chip; `expand` swaps each chip still in the
-text for what was pasted, so the full text is what gets sent — as a `Prompt` (core/prompt.py) whose
+text for what was pasted (Backspace and Delete take a chip whole: `chip_at`), so the full text is what gets sent — as a `Prompt` (core/prompt.py) whose
 parts keep the pastes apart from the words typed around them, which stay the person's own. Chips
 stay expandable for the whole session, so a prompt recalled from history (Up) still carries its paste.
 """
@@ -64,6 +64,18 @@ class PasteStore:
         label = chip_label(text, len(self._texts) + 1)
         self._texts[label] = text
         return label
+
+    def chip_at(self, line: str, column: int, *, left: bool) -> tuple[int, int] | None:
+        """The span of the chip in `line` that a Backspace (`left`) or Delete at `column` would cut
+        into: a chip goes whole, never a character of it (a broken chip would send its label)."""
+        for label in self._texts:
+            start = line.find(label)
+            while start != -1:
+                end = start + len(label)
+                if (start < column <= end) if left else (start <= column < end):
+                    return start, end
+                start = line.find(label, end)
+        return None
 
     def expand(self, text: str) -> str:
         """`text` with every chip in it replaced by its paste (a chip edited away is simply gone)."""

@@ -63,6 +63,37 @@ async def test_a_10_mb_paste_collapses_to_a_chip_and_is_sent_in_full() -> None:
         assert backend.submitted[-1] == f"summarize {BIG}"
 
 
+async def test_backspace_or_delete_into_a_chip_takes_the_whole_chip_never_one_character() -> None:
+    """A chip with one character cut off is no chip: its label, not the paste, would be sent."""
+    paste = "x\n" * 2_000
+    app = create_app(backend=FakeBackend())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "before ")
+        app.post_message(events.Paste(paste))
+        chip = chip_label(paste)
+        await wait_until(pilot, lambda: chip in app.prompt.text)
+        await type_text(pilot, " after")
+        for _ in range(7):  # " after", then into the chip's `]`
+            await pilot.press("backspace")
+        assert app.prompt.text == "before "
+        await pilot.press("ctrl+z")  # undo brings the chip back whole
+        assert app.prompt.text == f"before {chip} after"
+        await pilot.press("home")
+        for _ in range(7):
+            await pilot.press("right")
+        await pilot.press("delete")
+        assert app.prompt.text == "before  after"
+        await pilot.press("ctrl+z", "end")
+        for _ in range(6):
+            await pilot.press("backspace")
+        await type_text(pilot, "plain")
+        await pilot.press("backspace")
+        assert app.prompt.text == f"before {chip}plai"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        assert app.backend.submitted == [f"before {paste}plai"]
+
+
 async def test_a_small_paste_goes_in_as_text() -> None:
     app = create_app(backend=FakeBackend())
     async with app.run_test(size=(100, 30)) as pilot:

@@ -77,6 +77,25 @@ class PromptTextArea(TextArea):
             start, end = self.selection
             self.replace("\n", start, end, maintain_selection_offset=False)
 
+    def action_delete_left(self) -> None:
+        if not self._delete_chip(left=True):
+            super().action_delete_left()
+
+    def action_delete_right(self) -> None:
+        if not self._delete_chip(left=False):
+            super().action_delete_right()
+
+    def _delete_chip(self, *, left: bool) -> bool:
+        """Backspace or Delete into a paste chip removes the whole chip (and so the paste)."""
+        if self.read_only or not self.selection.is_empty:
+            return False
+        row, column = self.cursor_location
+        span = self._owner.pastes.chip_at(self.document.get_line(row), column, left=left)
+        if span is None:
+            return False
+        self._delete_via_keyboard((row, span[0]), (row, span[1]))
+        return True
+
     def action_cursor_up(self, select: bool = False) -> None:
         if not select and self._owner.move_completion(-1):
             return

@@ -133,6 +133,11 @@ class ViewAccounting:
         )
         return self.counter.scale(self.raw_base + self.raw_total + delta)
 
+    def predicted_growth(self, spans: Sequence[SpanReplacement]) -> int:
+        """How much `spans` would add (negative: save), by our own count on both sides; `used()` may
+        be the API's count, which `predicted_after` cannot be compared with."""
+        return self.predicted_after(spans) - self.predicted_after(())
+
     def breakdown(
         self, view: Sequence[Message], tools_raw: int, budget: int, reserved: int, skills_raw: int = 0
     ) -> dict[str, int]:

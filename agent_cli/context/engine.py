@@ -273,9 +273,9 @@ class ContextEngine:
         compaction = await self._require_policy().manual(self.messages, self.tier_context(focus=focus))
         if compaction is None:
             return None
-        before, after = self._used(), self.tokens.predicted_after(compaction.replacements)
-        if after >= before:  # a summary longer than what it replaces: keep the context as it is
-            raise NothingToGain(before, after)
+        before, growth = self._used(), self.tokens.predicted_growth(compaction.replacements)
+        if growth >= 0:  # a summary no shorter than what it replaces: keep the context as it is
+            raise NothingToGain(before, before + growth)
         return self._apply(compaction, store_originals=True)
 
     def emergency(self, error: ContextOverflowError) -> Compaction:

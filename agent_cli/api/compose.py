@@ -254,7 +254,9 @@ def open_session(
     `compose_session`. `report` says problems as they happen (headless: a line on stderr); without
     it they reach the session's notices. `trusted` is the caller's decision (the TUI asked)."""
     if demo and config.model == "claude-sonnet-5-5":
-        config = replace(config, model="scripted")
+        from agent_cli.llm.scripted import DEMO_MODEL
+
+        config = replace(config, model=DEMO_MODEL)
     provider = make_provider(config)
     prepare = getattr(provider, "prepare", None)
     if interactive and callable(prepare):

@@ -42,6 +42,7 @@ from agent_cli.llm.base import (
 from agent_cli.llm.models import model_info
 
 DEMO_SCRIPT = Path(__file__).with_name("demo_script.yaml")
+DEMO_MODEL = "demo"  # models.toml's [models.demo]: free, no prompt cache
 
 
 @dataclass
@@ -219,4 +220,4 @@ def _first_line(text: str) -> str:
 
 def demo_provider(chunk_delay: float = 0.01) -> ScriptedProvider:
     """The provider behind `agent --demo`: a short task in the current workspace, no network."""
-    return ScriptedProvider(Script.load(DEMO_SCRIPT), chunk_delay=chunk_delay, model="scripted")
+    return ScriptedProvider(Script.load(DEMO_SCRIPT), chunk_delay=chunk_delay, model=DEMO_MODEL)

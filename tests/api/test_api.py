@@ -192,3 +192,15 @@ def test_what_an_untrusted_workspace_brought_is_said(env: FakeAnthropic, workspa
     env.push(tool_call("bash", {"command": "true"}), text("done"))
     trusted = api.run("go", cwd=workspace, permission_mode="yolo", trust_workspace=True)
     assert not trusted.warnings and (workspace / "hook-ran").exists()
+
+
+def test_the_demo_costs_nothing_and_warns_of_no_cache(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's model is offline: no dollar figure, and no cache-thrash warning for a cache it never had."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    result = api.run("explain this repo", cwd=workspace, demo=True, permission_mode="yolo")
+    assert not result.is_error, result.result
+    assert result.usage.input_tokens > 3_000 and result.num_turns >= 3  # it did work
+    assert result.total_cost_usd == 0
+    assert not [w for w in result.warnings if "cache" in w], result.warnings

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_cli.agent.api import COMMANDS, MODEL_CHOICES, AgentBackend, CommandSpec  # noqa: F401
 from agent_cli.agent.loop import compacted_event
+from agent_cli.agent.side_requests import measure_prefix
 from agent_cli.core.errors import AgentError, NothingToGain
 from agent_cli.core.events import CommandResult, ContextUpdate, Event, TurnFinished, UsageUpdate
 from agent_cli.core.types import ModelInfo, Totals, Usage
@@ -186,6 +187,7 @@ async def _context(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 async def _clear(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     compaction = session.engine.clear()
     session.log.compaction(compaction)
+    await measure_prefix(session.provider, session.engine)  # the gauge counts the fresh view as billed
     await session.restart_hooks("clear")  # SessionEnd now, SessionStart before the next prompt
     return CommandResult(
         "clear",

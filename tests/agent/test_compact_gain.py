@@ -1,4 +1,4 @@
-"""/compact never makes the context bigger: a summary longer than what it replaces is refused."""
+"""/compact never makes the context bigger (judged by one count), and after /clear the gauge counts as billed."""
 
 from __future__ import annotations
 
@@ -52,3 +52,20 @@ async def test_compact_judges_the_gain_by_one_count_not_the_api_s_against_ours(w
     assert result.text.startswith("Nothing to gain"), result.text
     assert session.engine.messages == view and session.status().used == before
     assert f"({before:,} → " in result.text  # and what it would have grown to, from the gauge's figure
+
+
+async def test_after_clear_the_gauge_counts_the_prefix_as_the_provider_bills_it(workspace):
+    """/clear dropped the billed anchor and the gauge fell back to an estimate whose factor had
+    drifted toward the messages': it showed less than the system prompt and tools alone cost."""
+    from agent_cli.agent.side_requests import measure_prefix
+
+    big = [{"text": "Here is a long answer. " * 600}, {"text": "And another long one. " * 600}]
+    session = make_session(workspace, big)
+    await measure_prefix(session.provider, session.engine)
+    prefix = session.status().used
+    await run(session, "first")
+    await run(session, "second")
+    await run(session, "/clear")
+    billed = await session.provider.count_tokens(session.engine.prefix_probe())
+    assert session.status().used == billed
+    assert abs(session.status().used - prefix) <= 0.02 * prefix

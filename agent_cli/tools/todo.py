@@ -31,6 +31,7 @@ class TodoTool:
                     "properties": {
                         "content": {"type": "string", "description": "The step, in a few words."},
                         "status": {"type": "string", "enum": list(STATUSES)},
+                        "activeForm": {"type": "string", "description": "Optional: the step as 'Doing X'."},
                     },
                     "required": ["content", "status"],
                 },
@@ -64,6 +65,8 @@ class TodoTool:
             if status not in STATUSES:
                 raise ToolError(f"todo {n} has status {status!r}; use one of {', '.join(STATUSES)}")
             items.append({"content": content.strip(), "status": status})
+            if isinstance(active := item.get("activeForm"), str) and active.strip():
+                items[-1]["activeForm"] = active.strip()  # Claude Code's TodoWrite sends it: kept
         ctx.todo_state[:] = items
         return ToolResult(output=render_todos(items), meta={"todos": len(items)})
 

@@ -40,6 +40,14 @@ async def test_todo_replaces_state_in_place(ctx: ToolContext, call) -> None:
     )
 
 
+async def test_todo_takes_claude_codes_active_form(ctx: ToolContext, call) -> None:
+    """A model used to Claude Code's TodoWrite sends `activeForm`; it was refused as unknown."""
+    todos = [{"content": "Run the tests", "status": "in_progress", "activeForm": "Running the tests"}]
+    result = await call("todo_write", todos=todos)
+    assert not result.is_error, result.output
+    assert ctx.todo_state == todos and result.output.endswith("[~] Run the tests")
+
+
 async def test_todo_bad_items_leave_state_alone(ctx: ToolContext, call) -> None:
     ctx.todo_state.append({"content": "keep me", "status": "pending"})
     bad_status = await call("todo_write", todos=[{"content": "x", "status": "done"}])

@@ -11,6 +11,7 @@ recorded usage) takes their place, so budgets, thresholds and the cache see them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import statistics
 from collections.abc import Callable, Sequence
@@ -183,7 +184,7 @@ async def replay_async(
             f"not {transcript.path} at {config.budget_tokens}",
             "make it with driver.baseline(path, budget_tokens=...) for the session and budget replayed",
         )
-    dump = _open_dump(dump_requests)
+    dump = _open_dump(dump_requests, transcript.path)
     try:
         result, checks = await _run(
             transcript,
@@ -194,9 +195,14 @@ async def replay_async(
             dump,
             oracle_classes,
         )
-    finally:
         if dump is not None:
-            dump.close()
+            dump.close()  # flushes: a full disk shows here
+    except OSError as exc:  # only the dump is written to: a full disk, /dev/full, /proc/version
+        raise ReplayError(f"cannot write --dump-requests {dump_requests}: {exc.strerror or exc}") from exc
+    finally:
+        if dump is not None and not dump.closed:
+            with contextlib.suppress(OSError):
+                dump.close()
     unmanaged: Sequence[EditCheck] = checks
     if baseline is not None:
         unmanaged = baseline.checks
@@ -227,9 +233,11 @@ def _prepare(
     return transcript, config, model_info(transcript.model or "claude-opus-4-6")
 
 
-def _open_dump(path: Path | None) -> TextIO | None:
+def _open_dump(path: Path | None, source: str) -> TextIO | None:
     if path is None:
         return None
+    if Path(path).exists() and Path(path).samefile(source):
+        raise ReplayError(f"--dump-requests {path} is the session being replayed; name another file")
     try:
         return Path(path).open("w", encoding="utf-8")
     except OSError as exc:

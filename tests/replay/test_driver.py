@@ -239,6 +239,20 @@ def test_bad_inputs_are_clear_errors(tmp_path: Path):
             replay(empty, budget_tokens=tiny)
 
 
+def test_dump_requests_never_overwrites_the_session_and_a_write_error_is_a_clear_error(tmp_path: Path):
+    session = tmp_path / "session.jsonl"
+    session.write_bytes(shared("tool_heavy.jsonl").read_bytes())
+    before = session.read_bytes()
+    with pytest.raises(ReplayError, match="is the session being replayed"):
+        replay(session, dump_requests=session)
+    (tmp_path / "alias.jsonl").symlink_to(session)
+    with pytest.raises(ReplayError, match="is the session being replayed"):
+        replay(session, dump_requests=tmp_path / "alias.jsonl")
+    assert session.read_bytes() == before  # the recording is intact
+    with pytest.raises(ReplayError, match="cannot write --dump-requests /dev/full"):
+        replay(session, dump_requests=Path("/dev/full"))
+
+
 def test_render_table_shows_ours_next_to_the_recorded_numbers():
     result = replay(shared("tool_heavy.jsonl"), policy="default")
     out = io.StringIO()

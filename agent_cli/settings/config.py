@@ -346,4 +346,13 @@ def _build(values: dict[str, Any]) -> Config:
     cap = config.context.micro_cap_tokens
     if cap < 0 or 0 < cap < MIN_MICRO_CAP:  # below it every result would go right after it is seen
         raise ConfigError(f"context.micro_cap_tokens must be 0 (off) or at least {MIN_MICRO_CAP}, got {cap}")
+    from agent_cli.context.policy import POLICIES  # the session builds one of these anyway
+
+    for name, value, allowed in (
+        ("policy", config.context.policy.strip().lower() or "default", tuple(POLICIES)),
+        ("cache_ttl", config.context.cache_ttl, ("5m", "1h")),
+        ("tool_trace", config.context.tool_trace, ("keep", "digest")),
+    ):
+        if value not in allowed:
+            raise ConfigError(f"context.{name} {value!r}: use one of {', '.join(allowed)}")
     return config

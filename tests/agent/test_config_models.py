@@ -63,6 +63,10 @@ def test_the_environment_base_url_wins_over_the_files(tmp_path):
         ),
         ("[context]\nmiss_penalty_fraction = inf\n", "context.miss_penalty_fraction must be a finite number"),
         ("[context]\nmiss_penalty_fraction = nan\n", "context.miss_penalty_fraction must be a finite number"),
+        ('[context]\npolicy = "bogus"\n', "context.policy 'bogus': use one of default, "),
+        ('[context]\npolicy = "oracle"\n', "context.policy 'oracle'"),  # a replay-only policy
+        ('[context]\ncache_ttl = "7d"\n', "context.cache_ttl '7d': use one of 5m, 1h"),
+        ('[context]\ntool_trace = "zzz"\n', "context.tool_trace 'zzz': use one of keep, digest"),
         # the old absolute price is gone: a clear error, not a silent default
         ("[context]\nmiss_penalty_tokens = 60000\n", "unknown setting context.miss_penalty_tokens"),
     ],

@@ -87,7 +87,7 @@ def start_sleeping(workspace: Path, server: FakeAnthropic) -> tuple[subprocess.P
     return proc, record
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
 def test_sigterm_during_bash_ends_the_command_records_it_and_continue_finishes(
     workspace, fake_anthropic, sig, code
 ):

@@ -113,7 +113,7 @@ def headless(
 async def _headless(options: Options, prompt: str | None, output: Output) -> int:
     from agent_cli.api import Session
     from agent_cli.core.errors import AgentError
-    from agent_cli.session.signals import SignalStop, exit_code
+    from agent_cli.session.signals import HEADLESS, SignalStop, exit_code
 
     session = Session(options=options, report=report)
     try:
@@ -122,7 +122,7 @@ async def _headless(options: Options, prompt: str | None, output: Output) -> int
         message = str(exc).replace("run `agent` again", "run `agent -p` again")
         return output.failure(message, "" if "\n" in message else exc.hint)
     lines: asyncio.Queue[str | None] = asyncio.Queue()
-    stop = SignalStop(session.backend, lambda _: lines.put_nowait(None)).install()
+    stop = SignalStop(session.backend, lambda _: lines.put_nowait(None), HEADLESS).install()
     try:
         output.init(session.facts())
         if prompt is not None:

@@ -1,6 +1,6 @@
-"""SIGTERM and SIGHUP end a run cleanly: the running tool's process group is ended (the bash tool
+"""SIGTERM and SIGHUP (and, for `agent -p`, SIGINT) end a run cleanly: the running tool's process group is ended (the bash tool
 does that when its turn is cancelled), the interruption is recorded in the log, and the process exits
-128 + the signal number (143, 129) — the session is whole and `--continue` goes on from it."""
+128 + the signal number (143, 129, 130) — the session is whole and `--continue` goes on from it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+HEADLESS = (signal.SIGINT, *TERMINATING)  # `agent -p`: Ctrl+C too ends with the result printed (130)
 
 
 class Interruptible(Protocol):
@@ -31,16 +32,22 @@ class SignalStop:
     """Installed on a running event loop: the first SIGTERM/SIGHUP interrupts `target` and calls
     `on_stopped(signum)` once the turn has ended and been logged."""
 
-    def __init__(self, target: Interruptible, on_stopped: Callable[[int], None] | None = None):
+    def __init__(
+        self,
+        target: Interruptible,
+        on_stopped: Callable[[int], None] | None = None,
+        signals: tuple[int, ...] = TERMINATING,
+    ):
         self.target = target
         self.on_stopped = on_stopped
+        self.signals = signals
         self.signum: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task | None = None
 
     def install(self) -> SignalStop:
         self._loop = asyncio.get_running_loop()
-        for sig in TERMINATING:
+        for sig in self.signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 self._loop.add_signal_handler(sig, self._received, sig)
         return self
@@ -48,7 +55,7 @@ class SignalStop:
     def uninstall(self) -> None:
         if self._loop is None:
             return
-        for sig in TERMINATING:
+        for sig in self.signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 self._loop.remove_signal_handler(sig)
         self._loop = None
@@ -59,6 +66,8 @@ class SignalStop:
 
     def _received(self, signum: int) -> None:
         if self.signum is not None:
+            if signum == signal.SIGINT:  # Ctrl+C again while stopping: give up waiting
+                raise KeyboardInterrupt
             return  # already stopping
         self.signum = signum
         self.target.interrupt(reason(signum))

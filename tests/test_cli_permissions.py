@@ -88,6 +88,25 @@ def test_a_deny_rule_beats_an_allow_rule(workspace: Path) -> None:
     assert "Bash(echo hi) (--disallowed-tools)" in denials[2]
 
 
+def test_rule_options_take_several_values_as_claude_codes_do_and_a_typo_is_said(workspace: Path) -> None:
+    """`--disallowedTools "Bash(rm:*)" Write` made `Write` part of the prompt: Write was not denied."""
+    write = {
+        "responses": [{"tool_calls": [{"name": "write_file", "input": {"path": "x.txt", "content": "x"}}]}]
+    }
+    script = _script(workspace, write)
+    out = agent(
+        workspace, "-p", "go", "--script", script, "--permission-mode", "yolo", "--output-format", "json",
+        "--disallowedTools", "Bash(rm:*)", "Write", "--allowed-tools", "Raed(x)",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    denials = denials_of(json.loads(out.stdout))
+    assert len(denials) == 1 and "Write (--disallowed-tools)" in denials[0], denials
+    assert not (workspace / "x.txt").exists()
+    log = next((workspace / ".agent" / "sessions").iterdir()) / "events.jsonl"
+    assert '"go"' in log.read_text() and "go Write" not in log.read_text()  # the prompt is only "go"
+    assert "allow rule 'Raed(x)' names no tool there is" in out.stderr
+
+
 def test_a_malformed_rule_is_one_line_and_the_rest_works(workspace: Path) -> None:
     script = _script(workspace, BASH_CALLS)
     out = agent(workspace, "-p", "go", "--script", script, "--allowed-tools", "Bash(echo:*),Bash(oops")

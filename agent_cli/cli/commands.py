@@ -5,62 +5,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_cli.cli.argv import PICK, normalize  # noqa: F401 - the CLI's argv, re-exported
 from agent_cli.cli.launch import fail, headless
 from agent_cli.cli.tui_launch import run_tui
 
 if TYPE_CHECKING:
     from agent_cli.settings.config import Config
-
-PICK = "@pick"
-
-
-def normalize(argv: list[str], command: Any = None) -> list[str]:
-    """argv as typer can take it. `--resume` with no id means: pick one (typer options cannot take
-    an optional value). Words that are not options, their values or a subcommand are the prompt, as
-    `claude "fix the test"` and `claude -p --output-format json "fix the test"` take it: they become
-    one `--prompt=…` (`command` is the click group, for which options take a value)."""
-    out = []
-    for index, arg in enumerate(argv):
-        out.append(arg)
-        if arg in ("--resume", "-r"):
-            following = argv[index + 1] if index + 1 < len(argv) else None
-            if following is None or following.startswith("-"):
-                out.append(PICK)
-    return out if command is None else _prompt_words(out, command)
-
-
-def _prompt_words(argv: list[str], command: Any) -> list[str]:
-    takes_value = {
-        name
-        for param in command.params
-        if getattr(param, "param_type_name", "") == "option" and not (param.is_flag or param.count)
-        for name in (*param.opts, *param.secondary_opts)
-    }
-    options: list[str] = []
-    words: list[str] = []
-    printing = False
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "--":
-            words += argv[index + 1 :]
-            break
-        if arg.startswith("--print="):  # the old `--print=TASK`
-            printing = True
-            options.append("--print")
-            words.append(arg.split("=", 1)[1])
-        elif arg.startswith("-") and arg != "-":
-            options.append(arg)
-            if arg in takes_value and index + 1 < len(argv):
-                index += 1
-                options.append(argv[index])
-            printing = printing or arg in ("-p", "--print")
-        elif not words and not printing and arg in command.commands:
-            return argv  # a subcommand: the rest is its own
-        else:
-            words.append(arg)
-        index += 1
-    return options + ([f"--prompt={' '.join(words)}"] if words else [])
 
 
 def typer_app():

@@ -61,6 +61,11 @@ _ALIASES = {
     "websearch": "web_search",
     "web_search": "web_search",
 }
+# Every tool a rule may name: ours and Claude Code's (canonical, lowercase); `mcp__…` besides.
+KNOWN_TOOLS = frozenset(
+    {*_ALIASES.values(), "task", "agent", "recall", "skill", "bash_output", "kill_shell", "bashoutput"}
+    | {"killshell", "killbash", "exitplanmode", "notebookread", "todoread", "slashcommand"}
+)
 READ_FAMILY = frozenset({"read", "grep", "glob", "ls"})
 WRITE_FAMILY = frozenset({"edit", "write"})
 _DOMAIN = re.compile(r"^(\*|(\*\.)?[a-z0-9_\[\]:-]+(\.[a-z0-9_-]+)*)$")  # a host, `*.` subdomains, `*` all
@@ -285,10 +290,28 @@ def parse_rules(
     warnings: list[str] = []
     for text in texts:
         try:
-            rules.append(SourcedRule(Rule.parse(str(text)), effect, source))
+            rule = Rule.parse(str(text))
         except RuleError as exc:
             warnings.append(f"{source}: ignoring {effect} rule: {exc}")
+            continue
+        rules.append(SourcedRule(rule, effect, source))
+        if not names_known_tool(rule):  # kept (a tool may come later), but a typo must not pass unseen
+            warnings.append(
+                f"{source}: {effect} rule {rule.text!r} names no tool there is; it matches nothing"
+            )
     return rules, warnings
+
+
+def names_known_tool(rule: Rule) -> bool:
+    return rule.tool in KNOWN_TOOLS or rule.tool.startswith("mcp__")
+
+
+def is_tool_rule(text: str) -> bool:
+    """Whether `text` is a rule naming a known tool (`Read`, `Bash(git diff:*)`, `mcp__x`)."""
+    try:
+        return names_known_tool(Rule.parse(text))
+    except RuleError:
+        return False
 
 
 # -- the narrowest rule "always allow" saves ---------------------------------------------------------

@@ -7,8 +7,8 @@ from tui_helpers import wait_until
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
 from agent_cli.api.compose import compose_session
-from agent_cli.cli.commands import PICK
-from agent_cli.cli.commands import normalize as _normalize
+from agent_cli.cli.argv import PICK
+from agent_cli.cli.argv import normalize as _normalize
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app

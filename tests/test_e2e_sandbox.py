@@ -66,11 +66,17 @@ def test_network_true_in_the_config_lets_bash_connect(workspace, fake_anthropic,
 def test_yolo_without_bwrap_refuses_bash_with_the_fix(workspace, fake_anthropic):
     user_config(workspace, '[sandbox]\nbwrap = "/nonexistent/bin/bwrap"\n')
     fake_anthropic.push(tool_call("bash", {"command": "touch made-anyway"}), text("done"))
-    out = agent(workspace, fake_anthropic, "-p", "touch", "--permission-mode", "yolo")
+    out = agent(
+        workspace, fake_anthropic, "-p", "touch", "--permission-mode", "yolo", "--output-format", "json"
+    )
     assert out.returncode == 0, out.stderr
     (result,) = tool_results(fake_anthropic)
     assert "bubblewrap" in result and "apt install bubblewrap" in result
     assert not (workspace / "made-anyway").exists()
+    # said once up front, where a script looks (a CI job saw success and no word while nothing ran)
+    said = [w for w in json.loads(out.stdout)["warnings"] if w.startswith("bash will be refused")]
+    assert len(said) == 1 and "apt install bubblewrap" in said[0]
+    assert "bash will be refused: yolo mode runs commands only in a sandbox" in out.stderr
 
 
 def test_an_untrusted_workspace_cannot_switch_the_sandbox_off(workspace, fake_anthropic, bwrap, home_file):

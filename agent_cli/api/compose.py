@@ -115,7 +115,8 @@ def compose_session(
         mcp=mcp,
         clock=clock,
         rule_warnings=list(gathered.warnings),
-        warnings=[*config.warnings, *agent_warnings, *ext.warnings],
+        warnings=[*config.warnings, *agent_warnings, *ext.warnings]
+        + ([refused] if sandbox and (refused := sandbox.refusal_at_start(config.permission_mode)) else []),
         child_env=config.child_env(),
         shells=shells,
         files=FileIndex(workspace),

@@ -137,6 +137,21 @@ class Sandbox:
     def probe(self) -> Probe:
         return _probe(self.policy.bwrap, self.policy.network)
 
+    def refusal_at_start(self, permission_mode: str) -> str:
+        """One line when every bash call will be refused whatever the command (yolo, or mode "on",
+        without a usable bwrap): said at the start, not only in each call's result; "" otherwise."""
+        if self.policy.mode == "off" or (self.policy.mode == "auto" and permission_mode != "yolo"):
+            return ""
+        status = self.status()
+        if status.available:
+            return ""
+        why = (
+            'sandbox mode is "on"'
+            if self.policy.mode == "on"
+            else "yolo mode runs commands only in a sandbox"
+        )
+        return f"bash will be refused: {why}, and {status.problem}. Fix: {status.fix}"
+
     def launch(self, permission_mode: str, escape: bool) -> Launch:
         """How a command runs now. `escape`: the model asked to run it outside the sandbox (the
         permission layer has asked the person by then; yolo, plan and mode "on" never allow it)."""

@@ -266,3 +266,27 @@ def test_a_call_matching_an_ask_and_a_deny_rule_is_refused_by_the_deny_rule(
     denials = denials_of(json.loads(out.stdout))
     assert len(denials) == 1 and "denied by the rule Bash(rm -rf:*)" in denials[0], denials
     assert (workspace / "build").is_dir()
+
+
+def test_a_refused_headless_call_is_told_the_mode_that_would_run_it(workspace: Path) -> None:
+    """auto-edit was advised for bash, which auto-edit does not allow."""
+    calls = [
+        {"name": "bash", "input": {"command": "echo hi"}},
+        {"name": "write_file", "input": {"path": "x.txt", "content": "x"}},
+        {"name": "write_file", "input": {"path": ".mcp.json", "content": "{}"}},
+    ]
+    script = _script(workspace, {"responses": [{"tool_calls": calls}, {"text": "Done."}]})
+    advised = {}
+    for mode in ("ask", "auto-edit", "yolo"):
+        out = agent(
+            workspace, "-p", "go", "--script", script, "--permission-mode", mode, "--output-format", "json"
+        )
+        assert out.returncode == 0, out.stderr
+        log = max((workspace / ".agent" / "sessions").iterdir()) / "events.jsonl"
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        results = next(e for e in events if e["type"] == "tool_results")["message"]["content"]
+        advised[mode] = [r["content"] for r in results]
+    run_with = "Re-run agent with --permission-mode"
+    assert f"{run_with} yolo," in advised["ask"][0] and f"{run_with} yolo," in advised["auto-edit"][0]
+    assert f"{run_with} auto-edit or yolo," in advised["ask"][1]
+    assert all("Allow it by a rule that names it" in a[2] and run_with not in a[2] for a in advised.values())

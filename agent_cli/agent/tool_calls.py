@@ -150,13 +150,21 @@ class ToolCalls:
             rules = self.permissions.always_rules(tool, call.input)
             hint = f" (e.g. --allowed-tools '{' '.join(rules)}')" if rules else ""
             reason = f"not allowed without a person to ask: {decision.reason}"
-            advice = f"Re-run agent with --permission-mode auto-edit or yolo, or allow it by a rule{hint}."
+            advice = _advice(self.permissions.mode, call.name, decision.reason, hint)
         else:
             reason, advice = decision.reason, ""
         shown = _with_note(reason, tool, call, self.tool_ctx)
         emit(PermissionDenied(call, target, shown))
         self.log.append("permission", tool=call.name, target=target, answer="deny", reason=shown)
         return f"Permission denied: {call.name} {target}: {reason.rstrip('.')}. {advice}".rstrip()
+
+
+def _advice(mode: str, tool: str, reason: str, hint: str) -> str:
+    """What would let a refused headless call run: a mode that allows it, else only a rule."""
+    if "protected path" in reason or mode == "yolo":  # a protected path asks in every mode
+        return f"Allow it by a rule that names it{hint}."
+    modes = "auto-edit or yolo" if mode == "ask" and tool in ("write_file", "edit_file") else "yolo"
+    return f"Re-run agent with --permission-mode {modes}, or allow it by a rule{hint}."
 
 
 def _with_note(text: str, tool, call: ToolCall, ctx: ToolContext, sep: str = "; ") -> str:

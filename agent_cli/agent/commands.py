@@ -299,7 +299,10 @@ async def _export(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     markdown = conversation_markdown(session.session_id, session.conversation())
     if arg:
         path = (session.workspace / arg).resolve()
-        path.write_text(markdown, encoding="utf-8")
+        try:
+            path.write_text(markdown, encoding="utf-8")
+        except OSError as exc:
+            return CommandResult("export", f"Cannot write {path}: {exc.strerror or exc}", {}, is_error=True)
         return CommandResult("export", f"Exported to {path}.", {"path": str(path)})
     return CommandResult("export", markdown, {"markdown": markdown})
 

@@ -52,7 +52,8 @@ def set_aside_torn_tail(path: Path) -> str | None:
     if not tail.strip():
         return None
     torn = path.with_name(path.name + TORN_SUFFIX)
-    with torn.open("ab") as out:  # earlier fragments stay: nothing is ever thrown away
+    fd = os.open(torn, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # private, as the log is
+    with os.fdopen(fd, "ab") as out:  # earlier fragments stay: nothing is ever thrown away
         out.write(tail if tail.endswith(b"\n") else tail + b"\n")
         out.flush()
         os.fsync(out.fileno())

@@ -44,3 +44,5 @@ async def test_export_to_a_file(workspace):
     assert not result.is_error
     text = (workspace / "out.md").read_text()
     assert "## You\n\nhi\n" in text and "## Assistant\n\nHello." in text
+    [bad] = [e for e in await run(session, "/export no/such/dir/out.md") if isinstance(e, CommandResult)]
+    assert bad.is_error and bad.text.startswith("Cannot write ") and "No such file or directory" in bad.text

@@ -45,6 +45,7 @@ async def test_a_torn_last_line_is_set_aside_once_and_the_next_event_starts_a_fr
     resumed = make_session(workspace, [{"text": "fine"}], resume=session.session_id)
     assert any("cut off" in w and "events.jsonl.torn" in w for w in resumed.warnings)
     assert (session.log.path.parent / "events.jsonl.torn").read_text() == fragment + "\n"
+    assert (session.log.path.parent / "events.jsonl.torn").stat().st_mode & 0o777 == 0o600  # as the log
     assert resumed.engine.messages == session.engine.messages
     events = await run(resumed, "go on")
     assert events[-1].result == "fine"

@@ -208,3 +208,18 @@ def test_each_subcommands_usage_names_what_it_takes_and_no_prompt(workspace):
 def usage_line(help_text: str) -> str:
     line = next(line for line in help_text.splitlines() if "Usage:" in line)
     return " ".join(line.split())
+
+
+def test_an_empty_or_a_second_session_flag_is_refused_not_passed_over(workspace):
+    """`--resume ""` started a new session, and `--continue --resume X` ignored X, without a word."""
+    empty = agent(workspace, "-p", "hi", "--demo", "--resume", "", "--output-format", "json")
+    assert (
+        empty.returncode == 2 and "--resume (resume) needs a session id" in json.loads(empty.stdout)["result"]
+    )
+    both = agent(
+        workspace, "-p", "hi", "--demo", "--continue", "--resume", "20260101", "--output-format", "json"
+    )
+    assert both.returncode == 2 and "give one of them" in json.loads(both.stdout)["result"]
+    assert not (workspace / ".agent" / "sessions").exists() or not any(
+        (workspace / ".agent" / "sessions").iterdir()
+    )

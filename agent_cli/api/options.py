@@ -110,6 +110,10 @@ def prepare(options: Options) -> Prepared:
     if options.allowed_tools or options.disallowed_tools:
         rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
         config = replace(config, flag_permissions=rules)
+    if options.resume is not None and not options.resume.strip():
+        raise ConfigError("--resume (resume) needs a session id: see `agent sessions`")
+    if options.resume and options.continue_session:
+        raise ConfigError("--continue and --resume ID name different sessions: give one of them")
     if options.fork_session and not (options.resume or options.continue_session):
         raise ConfigError("fork_session needs resume or continue_session: the session to copy")
     store = session_store(config, workspace)

@@ -223,3 +223,19 @@ def test_an_empty_or_a_second_session_flag_is_refused_not_passed_over(workspace)
     assert not (workspace / ".agent" / "sessions").exists() or not any(
         (workspace / ".agent" / "sessions").iterdir()
     )
+
+
+def test_a_removed_current_directory_is_one_line_not_a_traceback(workspace):
+    gone = workspace / "gone"
+    gone.mkdir()
+    for args in (["-p", "hi", "--demo"], ["sessions"]):
+        line = " ".join(["cd gone && rmdir ../gone && exec", sys.executable, "-m agent_cli.cli", *args])
+        out = subprocess.run(
+            ["sh", "-c", line], cwd=workspace, env=clean_env(workspace), capture_output=True, text=True
+        )
+        gone.mkdir(exist_ok=True)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert (
+            out.stderr.strip()
+            == "agent: the current directory no longer exists; cd to your project and run agent again"
+        )

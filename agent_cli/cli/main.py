@@ -22,6 +22,14 @@ def main(argv: list[str] | None = None) -> None:
 
         print(f"agent {__version__}")
         return
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # the folder was removed under the shell: every path would be a traceback
+        print(
+            "agent: the current directory no longer exists; cd to your project and run agent again",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
     headless = _headless_run(argv)
     if headless and _may_use_sdk(argv):
         _warm_sdk()  # ~1.5 s of imports: start them before anything else (typer, config, engine)

@@ -85,5 +85,6 @@ class Rewinder:
             if drop_note:
                 self.forget_note()
             self.reopen()  # rebuild every view from the log, the rewind applied
-            said.append(f"Conversation: back to before prompt {number} ({point.text[:60]!r}).")
+            shown = " ".join(point.text.split())  # its first words on one line, as the picker shows it
+            said.append(f"Conversation: back to before prompt {number} (“{shown[:60]}”).")
         return " ".join(said)

@@ -21,7 +21,9 @@ def test_rewind_one_restores_code_and_conversation(workspace, fake_anthropic):
         tool_call("bash", {"command": "echo generated > out.log"}),
         text("Edited app.py and wrote out.log."),
     )
-    first = agent(workspace, server, "-p", "PROMPT-ONE fix add", "--permission-mode", "yolo")
+    first = agent(
+        workspace, server, "-p", "PROMPT-ONE fix add\nand keep it short", "--permission-mode", "yolo"
+    )
     assert first.returncode == 0, first.stderr
     server.push(
         tool_call("bash", {"command": "echo new > created.txt && echo appended >> notes.txt"}),
@@ -35,6 +37,7 @@ def test_rewind_one_restores_code_and_conversation(workspace, fake_anthropic):
     assert rewound.returncode == 0, rewound.stderr
     said = json.loads(rewound.stdout)["result"]
     assert "removed" in said and "created.txt" in said and "restored" in said
+    assert "(“PROMPT-ONE fix add and keep it short”)" in said  # on one line, no `\n` shown
     assert (workspace / "app.py").read_text() == original_app
     assert (workspace / "notes.txt").read_text() == "first line\n"
     assert not (workspace / "out.log").exists() and not (workspace / "created.txt").exists()

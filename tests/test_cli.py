@@ -239,3 +239,15 @@ def test_a_removed_current_directory_is_one_line_not_a_traceback(workspace):
             out.stderr.strip()
             == "agent: the current directory no longer exists; cd to your project and run agent again"
         )
+
+
+def test_a_bad_option_in_a_json_run_is_the_result_object_too(workspace):
+    """claude -p's contract: every failure prints the result, a bad option as much as a missing key."""
+    for bad in (["--bogus-flag"], ["--budget-tokens", "abc"], ["--input-format", "bogus"]):
+        out = agent(workspace, "-p", "hi", "--demo", "--output-format", "json", *bad)
+        assert out.returncode == 2, out.stderr
+        data = json.loads(out.stdout)
+        assert data["is_error"] and data["type"] == "result" and "Traceback" not in out.stderr
+        assert bad[0] in data["result"] and "see `agent --help`" in out.stderr
+    helped = agent(workspace, "-p", "--output-format", "json", "--help")
+    assert helped.returncode == 0 and "Usage:" in helped.stdout

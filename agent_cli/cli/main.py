@@ -38,12 +38,44 @@ def main(argv: list[str] | None = None) -> None:
     from agent_cli.cli.commands import normalize, typer_app
 
     app = typer_app()
+    fmt = _json_format(argv) if headless else None
     try:
-        app(args=normalize(argv, typer.main.get_command(app)), prog_name="agent")
+        if fmt is None:
+            app(args=normalize(argv, typer.main.get_command(app)), prog_name="agent")
+        else:  # a usage error is the result object too (claude -p's contract: every failure prints it)
+            raise SystemExit(_run_json(app, normalize(argv, typer.main.get_command(app)), fmt))
     except SystemExit as done:
         if headless and as_program:
             _exit_now(done.code)
         raise
+
+
+def _json_format(argv: list[str]) -> str | None:
+    """`json` or `stream-json` when argv asks for one of them (`--output-format X` or `=X`)."""
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--output-format" and i + 1 < len(argv) else arg.partition("=")[2]
+        if (arg == "--output-format" or arg.startswith("--output-format=")) and value in (
+            "json",
+            "stream-json",
+        ):
+            return value
+    return None
+
+
+def _run_json(app: object, args: list[str], fmt: str) -> int:
+    import typer
+
+    from agent_cli.cli.headless import Output
+
+    # typer bundles its own click; its UsageError (a bad or unknown option) is BadParameter's base
+    usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+    try:
+        code = app(args=args, prog_name="agent", standalone_mode=False)  # type: ignore[operator]
+    except usage_error as exc:
+        return Output(fmt).failure(exc.format_message(), "see `agent --help`")
+    except typer.Abort:
+        return 130
+    return code if isinstance(code, int) else 0
 
 
 def _headless_run(argv: list[str]) -> bool:

@@ -138,7 +138,8 @@ async def run_call(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> 
         available = ", ".join(registry.names())
         return ToolResult(output=f"unknown tool {call.name!r}; available tools: {available}", is_error=True)
     try:
-        tool_input = validate_input(tool.input_schema, call.input)
+        # `accepts`: a wider schema than the one sent, for what a model used to Claude Code adds
+        tool_input = validate_input(getattr(tool, "accepts", tool.input_schema), call.input)
     except InputError as e:
         return ToolResult(output=f"invalid input for {tool.name}: {e}", is_error=True)
     try:

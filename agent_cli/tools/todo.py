@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from agent_cli.core.errors import ToolError
@@ -31,7 +32,6 @@ class TodoTool:
                     "properties": {
                         "content": {"type": "string", "description": "The step, in a few words."},
                         "status": {"type": "string", "enum": list(STATUSES)},
-                        "activeForm": {"type": "string", "description": "Optional: the step as 'Doing X'."},
                     },
                     "required": ["content", "status"],
                 },
@@ -39,6 +39,10 @@ class TodoTool:
         },
         "required": ["todos"],
     }
+    # Claude Code's TodoWrite items carry `activeForm` ("Running the tests"): a model used to it sends
+    # one, which is taken and kept, not refused, and not offered (every request would carry its words)
+    accepts: dict[str, Any] = copy.deepcopy(input_schema)
+    accepts["properties"]["todos"]["items"]["properties"]["activeForm"] = {"type": "string"}
     read_only = True
     compactable = False
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from agent_cli.context.reread import visible_read
 from agent_cli.core.errors import ToolError
+from agent_cli.core.surrogates import shown_name
 from agent_cli.core.types import Message
 from agent_cli.tools.encoding import decode_file
 from agent_cli.tools.fs import resolve_path
@@ -59,7 +60,8 @@ def workspace_file(workspace: Path, path: str) -> str:
     except ToolError:
         return ""
     root = Path(os.path.normpath(Path(workspace).expanduser().absolute()))
-    return target.relative_to(root).as_posix() if target.is_relative_to(root) else target.as_posix()
+    named = target.relative_to(root).as_posix() if target.is_relative_to(root) else target.as_posix()
+    return shown_name(named)  # as the tools show it (`caf\\xe9.txt`), which resolve_path reads back
 
 
 def name_files(workspace: Path, message: Message) -> Message:

@@ -23,6 +23,7 @@ from agent_cli.core.events import (
     ToolFinished,
     TurnFinished,
 )
+from agent_cli.core.surrogates import scrub
 from agent_cli.extensions.hooks.runner import PERMISSION_MODES
 from agent_cli.extensions.hooks.spec import claude_name
 
@@ -139,7 +140,7 @@ def user_prompt(line: str) -> str:
             texts.append(str(block.get("text", "")))
     else:
         raise BadInput('"content" must be a string or a list of text blocks')
-    text = "\n\n".join(t for t in texts if t)
+    text = scrub("\n\n".join(t for t in texts if t))  # a JSON escape of a lone surrogate ("\\udcff")
     if not text.strip():
         raise BadInput("the message has no text")
     return text

@@ -14,6 +14,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, TextIO
 
+from agent_cli.core.surrogates import scrub
 from agent_cli.core.tags import escape_tags
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ def report(text: str, level: str) -> None:
 def read_prompt(words: list[str], stdin: TextIO, wait: float = STDIN_WAIT_SECONDS) -> str:
     """The prompt: what was piped in (a terminal is never read), then the words given. `-` alone
     means: the prompt is stdin. Piped text is escaped like any text from outside (core/tags.py)."""
-    given = " ".join(words)
+    given = scrub(" ".join(words))  # an argument that is not UTF-8 comes with lone surrogates
     if given == "-":
         given, piped = "", _piped(stdin, None)
     else:
@@ -162,7 +163,10 @@ async def _prompts(session: Session, output: Output, stop: SignalStop, lines: as
     loop = asyncio.get_running_loop()
 
     def pump() -> None:  # a daemon thread: a stdin that never ends must not keep the process
-        for text in sys.stdin:
+        # bytes, decoded as piped stdin is: a line that is not UTF-8 must not end the thread (the
+        # run would wait for ever), nor keep its bad bytes (api/wire.py scrubs escaped ones)
+        for raw in getattr(sys.stdin, "buffer", sys.stdin):
+            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
             loop.call_soon_threadsafe(lines.put_nowait, text)
         loop.call_soon_threadsafe(lines.put_nowait, None)
 

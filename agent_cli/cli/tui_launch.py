@@ -99,6 +99,7 @@ def tui_app(
     from agent_cli.api import Session
     from agent_cli.api.compose import trust_decision
     from agent_cli.api.options import NO_KEY, has_key
+    from agent_cli.core.surrogates import scrub
     from agent_cli.tui.app import create_app
 
     startup_error = None if has_key(prepared.config) else NO_KEY
@@ -157,7 +158,7 @@ def tui_app(
     app = create_app(
         backend_loader=None if startup_error else loader,
         startup_error=startup_error,
-        initial_prompt="/resume" if pick else initial_prompt,
+        initial_prompt="/resume" if pick else initial_prompt and scrub(initial_prompt),  # not UTF-8: U+FFFD
         trust_question=question,
         **app_args,  # tests: clock
     )

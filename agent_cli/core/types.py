@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, Literal
 
+from agent_cli.core.surrogates import scrub_json
+
 BlockType = Literal["text", "tool_use", "tool_result", "thinking", "image"]
 Role = Literal["user", "assistant"]
 Source = Literal["system", "user", "assistant", "tool", "hook", "reminder", "compactor", "memory"]
@@ -208,10 +210,8 @@ def _result_image(content: Any) -> dict[str, Any] | None:
 
 def content_to_text(content: Any) -> str:
     """A tool_result's `content` (a string or a list of blocks) flattened to text."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
+    if content is None or isinstance(content, str):
+        return content or ""
     if isinstance(content, list):
         parts: list[str] = []
         for item in content:
@@ -365,12 +365,12 @@ class Request:
     metadata: dict[str, Any] = field(default_factory=dict)  # ours (purpose, step); never sent
     UNSENT = "unsent"  # metadata: the thinking a guarding provider left out (llm/thinking_binding.py)
 
+    def __post_init__(self) -> None:  # a lone surrogate would fail this request and every later one
+        for name in ("system", "messages", "tools"):
+            object.__setattr__(self, name, scrub_json(getattr(self, name)))
+
     def to_api(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": self.messages,
-        }
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": self.messages}
         if self.system:
             body["system"] = self.system
         if self.tools:

@@ -8,6 +8,10 @@ files created since. Before a rewind the current state is snapshotted too, so a 
 
 Changes made by bash are caught as well as edits: the snapshot is the whole tree, taken before the
 first tool call of a prompt that may change the workspace.
+
+Paths are git's bytes decoded as os.fsdecode decodes them: a name that is not UTF-8 keeps its odd bytes
+as lone surrogates and goes back to git, and to the file system, as those very bytes. What a person
+or the log is told shows them as `\\xNN` (`shown_name`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_cli.core.files import PRIVATE_FILE, atomic_write, private_dir
+from agent_cli.core.files import PRIVATE_FILE, atomic_write, atomic_write_bytes, private_dir
+from agent_cli.core.surrogates import scrub, shown_name
 
 SHADOW = "checkpoints.git"
 MAX_FILE_BYTES = 5_000_000  # larger files are not snapshotted (listed as skipped)
@@ -40,6 +45,9 @@ class Snapshot:
     commit: str
     skipped: tuple[str, ...] = ()  # files over the size limit, not in the snapshot
 
+    def skipped_shown(self) -> list[str]:
+        return [shown_name(p) for p in self.skipped]
+
 
 @dataclass(frozen=True)
 class Restored:
@@ -54,11 +62,9 @@ class Restored:
             return "The files were already as they were then; nothing to restore."
         parts = []
         if self.restored:
-            parts.append(f"restored {len(self.restored)} file(s): " + ", ".join(self.restored[:20]))
+            parts.append(f"restored {len(self.restored)} file(s): " + _names(self.restored))
         if self.removed:
-            parts.append(
-                f"removed {len(self.removed)} file(s) created since: " + ", ".join(self.removed[:20])
-            )
+            parts.append(f"removed {len(self.removed)} file(s) created since: " + _names(self.removed))
         return "; ".join(parts) + "."
 
 
@@ -102,7 +108,7 @@ class Checkpoints:
                 except FileNotFoundError:
                     pass
                 except OSError as exc:
-                    raise CheckpointError(f"cannot remove {path}: {exc}") from exc
+                    raise CheckpointError(f"cannot remove {shown_name(path)}: {exc.strerror}") from exc
                 _prune_empty_dirs(target.parent, self.workspace)
                 removed.append(path)
             else:  # modified or deleted since
@@ -136,7 +142,7 @@ class Checkpoints:
             except OSError:
                 continue
         lines = [*ALWAYS_EXCLUDED, *("/" + _escape(p) for p in large)]
-        atomic_write(exclude, "\n".join(lines) + "\n", mode=PRIVATE_FILE)
+        atomic_write_bytes(exclude, os.fsencode("\n".join(lines) + "\n"), mode=PRIVATE_FILE)
         if large:
             self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large, check=False)
         return large
@@ -167,7 +173,8 @@ class Checkpoints:
                 cwd=self.workspace,
                 env=env,
                 capture_output=True,
-                text=True,
+                encoding="utf-8",
+                errors="surrogateescape",  # `ls-files -z` and `diff -z` give names as they are
                 timeout=GIT_TIMEOUT,
                 check=False,
                 # the shadow repository holds the person's code: what git writes there is 0600/0700;
@@ -179,8 +186,12 @@ class Checkpoints:
         except subprocess.TimeoutExpired as exc:
             raise CheckpointError(f"git {args[0]} took longer than {GIT_TIMEOUT:.0f} s") from exc
         if check and done.returncode != 0:
-            raise CheckpointError(f"git {args[0]} failed: {done.stderr.strip()[:300]}")
+            raise CheckpointError(f"git {args[0]} failed: {scrub(done.stderr.strip()[:300])}")
         return done.stdout
+
+
+def _names(paths: tuple[str, ...]) -> str:
+    return ", ".join(shown_name(p) for p in paths[:20])
 
 
 def _escape(path: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, Protocol
 from agent_cli.context.model import Compaction
 from agent_cli.core.errors import SessionError
 from agent_cli.core.files import open_private, private_dir
+from agent_cli.core.surrogates import scrub_json
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
@@ -135,8 +136,11 @@ class EventLog:
         event = {"type": type_, "ts": time.time(), **fields}
         try:
             line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        except UnicodeEncodeError:  # a lone surrogate (odd tool output): escaped, still one line
-            line = (json.dumps(event, separators=(",", ":")) + "\n").encode()
+        except UnicodeEncodeError:
+            # a lone surrogate (bytes that are not UTF-8, from a name or an argument) is written as
+            # U+FFFD: kept (escaped), every read of the log would hand it back to fail a request
+            event = scrub_json(event)
+            line = (json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         if self._closed:
             return event  # a late background task after close: nothing more is written
         if self._fh is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, Notice
+from agent_cli.core.surrogates import scrub
 from agent_cli.session.checkpoints import CheckpointError, Checkpoints
 from agent_cli.session.log import EventLog, read_events
 from agent_cli.session.timeline import (
@@ -47,16 +48,16 @@ class Rewinder:
         turn = self.turn()
         try:
             snap = await asyncio.to_thread(self.checkpoints.snapshot, f"before prompt {turn}")
-        except CheckpointError as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, the tool call it precedes runs
             if not self.failed:  # say it once per session, then work on without
                 self.failed = True
-                emit(Notice(f"checkpoints are off: {exc}", "warning"))
+                reason = exc if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
+                emit(Notice(scrub(f"checkpoints are off: {reason}"), "warning"))
             return
-        self.log.append("checkpoint", prompt=turn, commit=snap.commit, skipped=list(snap.skipped))
-        if snap.skipped:
-            emit(
-                Notice(f"checkpoint skipped {len(snap.skipped)} large file(s): {', '.join(snap.skipped[:5])}")
-            )
+        skipped = snap.skipped_shown()
+        self.log.append("checkpoint", prompt=turn, commit=snap.commit, skipped=skipped)
+        if skipped:
+            emit(Notice(f"checkpoint skipped {len(skipped)} large file(s): {', '.join(skipped[:5])}"))
 
     def prompt_points(self) -> list[PromptPoint]:
         return prompt_points(effective_events(read_events(self.log.path).events))

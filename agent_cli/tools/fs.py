@@ -17,6 +17,7 @@ from typing import Any
 import pathspec
 
 from agent_cli.core.errors import ToolError
+from agent_cli.core.surrogates import name_from_shown, shown_name
 from agent_cli.tools.base import ToolResult
 from agent_cli.tools.encoding import Encoding, decode_file, detect, line_ending
 
@@ -37,7 +38,12 @@ def resolve_path(workspace: Path, path: str) -> Path:
     p = Path(os.path.expanduser(path.strip()))
     if not p.is_absolute():
         p = Path(workspace).expanduser().absolute() / p
-    return Path(os.path.normpath(p))
+    p = Path(os.path.normpath(p))
+    # a name that is not UTF-8 was shown as `caf\xe9.txt` (display_path): that file, unless the
+    # name as written is one
+    if (name := name_from_shown(str(p))) is not None and not os.path.lexists(p) and os.path.lexists(name):
+        return Path(name)
+    return p
 
 
 def is_inside(workspace: Path, path: Path) -> bool:
@@ -54,13 +60,14 @@ def is_inside(workspace: Path, path: Path) -> bool:
 
 
 def display_path(workspace: Path, path: Path) -> str:
-    """A path as the model should see it: relative to the workspace when inside, else absolute."""
+    """A path as the model should see it: relative to the workspace when inside, else absolute; bytes
+    of it that are not UTF-8 as `\\xNN` (core/surrogates.py), which `resolve_path` reads back."""
     try:
         rel = Path(path).relative_to(Path(workspace).absolute())
     except ValueError:
-        return str(path)
+        return shown_name(str(path))
     text = rel.as_posix()
-    return text if text != "." else "."
+    return shown_name(text) if text != "." else "."
 
 
 def missing_path_error(workspace: Path, path: Path) -> ToolError:
@@ -68,7 +75,8 @@ def missing_path_error(workspace: Path, path: Path) -> ToolError:
     shown = display_path(workspace, path)
     parent = path.parent
     if not parent.is_dir():
-        return ToolError(f"{shown}: no such file or directory (the directory {parent} does not exist either)")
+        where = shown_name(str(parent))
+        return ToolError(f"{shown}: no such file or directory (the directory {where} does not exist either)")
     try:
         names = [e.name for e in os.scandir(parent)]
     except OSError:

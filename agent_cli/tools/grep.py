@@ -285,7 +285,7 @@ class _RgParser:
         message = json.loads(record)
         kind, data = message.get("type"), message.get("data", {})
         if kind == "begin":
-            self.skipping = not self.keep(_rg_text(data.get("path", {})))
+            self.skipping = not self.keep(_rg_text(data.get("path", {}), "surrogateescape"))
             if not self.skipping:
                 self.out.begin()
         elif self.skipping:
@@ -294,7 +294,7 @@ class _RgParser:
             text = _rg_text(data.get("lines", {})).rstrip("\n").removesuffix("\r")
             self.out.line(int(data.get("line_number") or 0), text, kind == "match")
         elif kind == "end":
-            self.out.end(_rg_text(data.get("path", {})))
+            self.out.end(_rg_text(data.get("path", {}), "surrogateescape"))
 
 
 def _path_filter(root: Path, glob: str | None) -> Callable[[str], bool]:
@@ -312,10 +312,11 @@ def _path_filter(root: Path, glob: str | None) -> Callable[[str], bool]:
     return keep
 
 
-def _rg_text(value: dict[str, Any]) -> str:
+def _rg_text(value: dict[str, Any], errors: str = "replace") -> str:
+    """rg's text, or its bytes when they are not UTF-8 (a path's keep theirs, as os.fsdecode does)."""
     if "text" in value:
         return str(value["text"])
-    return base64.b64decode(value.get("bytes", "")).decode("utf-8", errors="replace")
+    return base64.b64decode(value.get("bytes", "")).decode("utf-8", errors=errors)
 
 
 # -- pure-Python fallback ----------------------------------------------------------------------------

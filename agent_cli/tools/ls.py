@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.errors import ToolError
+from agent_cli.core.surrogates import shown_name
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.fs import (
     Entry,
@@ -90,7 +91,7 @@ def render_tree(root: Path, title: str, entries: list[Entry], cap: int) -> str:
     def emit(directory: Path, depth: int) -> None:
         indent = "  " * depth
         for entry in children.get(directory, []):
-            lines.append(f"{indent}{entry.path.name}{'/' if entry.is_dir else ''}")
+            lines.append(f"{indent}{shown_name(entry.path.name)}{'/' if entry.is_dir else ''}")
             if entry.is_dir:
                 emit(entry.path, depth + 1)
         if hidden.get(directory):

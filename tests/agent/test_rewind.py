@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 
+from agent_cli.core.events import Notice
 from agent_cli.session.checkpoints import Checkpoints
+from agent_cli.session.log import EventLog
+from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import effective_events, parse_args, prompt_points
 from tests.e2e import agent
 from tests.fakeapi.replies import text, tool_call
@@ -122,3 +126,39 @@ def test_large_and_ignored_files_are_left_out(tmp_path):
     assert (ws / "big.dat").exists()  # skipped: never touched
     undone = cp.restore(done.undo)  # a rewind can be undone
     assert undone.restored == ("src.py",) and (ws / "src.py").read_text() == "print(2)\n"
+
+
+def test_names_that_are_not_utf8_are_snapshotted_restored_and_removed(tmp_path):
+    """git gives such names as raw bytes (`ls-files -z`, `diff -z`): they go back to it, and to the
+    disk, as those bytes, and the person reads them as `\\xNN`."""
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    changed, large = ws / os.fsdecode(b"caf\xe9.txt"), ws / os.fsdecode(b"gro\xdf.dat")
+    changed.write_bytes(b"one")
+    large.write_bytes(b"x" * 2000)
+    cp = Checkpoints(ws, session, max_file_bytes=1000)
+    snap = cp.snapshot("before prompt 1")
+    assert snap.skipped_shown() == ["gro\\xdf.dat"]
+    changed.write_bytes(b"two")
+    created = ws / os.fsdecode(b"new\xff.txt")
+    created.write_bytes(b"new")
+    done = cp.restore(snap.commit)
+    assert changed.read_bytes() == b"one" and not created.exists() and large.exists()
+    assert "restored 1 file(s): caf\\xe9.txt" in done.describe()
+    assert "created since: new\\xff.txt" in done.describe()
+
+
+async def test_a_checkpoint_that_fails_in_any_way_is_one_warning_and_the_call_goes_on(tmp_path):
+    log = EventLog(tmp_path / "session")
+    rewinder = Rewinder(tmp_path, log, turn=lambda: 1, reopen=lambda: None, forget_note=lambda: None)
+
+    def broken(message: str):
+        raise UnicodeDecodeError("utf-8", b"\xe9", 0, 1, "invalid continuation byte")
+
+    rewinder.checkpoints.snapshot = broken  # type: ignore[method-assign]
+    said: list[Notice] = []
+    await rewinder.checkpoint(said.append)  # raises nothing: the tool call it precedes runs
+    await rewinder.checkpoint(said.append)
+    assert len(said) == 1 and said[0].level == "warning"
+    assert said[0].text.startswith("checkpoints are off: UnicodeDecodeError")
+    log.close()

@@ -215,3 +215,32 @@ async def test_ls_errors(ws: Path, call) -> None:
 async def test_ls_empty_directory(ws: Path, call) -> None:
     result = await call("ls")
     assert result.output == "./\n  (empty)"
+
+
+async def test_a_name_that_is_not_utf8_is_shown_escaped_and_reached_as_shown(
+    ws: Path, call, engine: str
+) -> None:
+    """os.scandir (and rg) give such a name with lone surrogates, which no request can carry: the
+    tools show its odd byte as `\\xe9`, and read_file and edit_file take the name as shown."""
+    (ws / "sub").mkdir()
+    (ws / "sub" / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"needle\n")
+    outputs = [
+        (await call("ls")).output,
+        (await call("glob", pattern="**/*.txt")).output,
+        (await call("grep", pattern="needle")).output,
+        (await call("grep", pattern="needle", output_mode="content")).output,
+        (await call("grep", pattern="needle", output_mode="count")).output,
+    ]
+    assert all("caf\\xe9.txt" in out for out in outputs), outputs
+    assert all(out.encode("utf-8") for out in outputs)  # no lone surrogate left
+    read = await call("read_file", path="sub/caf\\xe9.txt")
+    assert not read.is_error and "needle" in read.output
+    edit = await call("edit_file", path="sub/caf\\xe9.txt", old_string="needle", new_string="pin")
+    assert not edit.is_error, edit.output
+    assert (ws / "sub" / os.fsdecode(b"caf\xe9.txt")).read_bytes() == b"pin\n"
+
+
+async def test_a_name_spelled_with_a_backslash_x_is_that_name_when_it_exists(ws: Path, call) -> None:
+    (ws / "caf\\xe9.txt").write_text("literal\n")
+    (ws / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1\n")
+    assert "literal" in (await call("read_file", path="caf\\xe9.txt")).output

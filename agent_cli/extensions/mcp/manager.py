@@ -184,6 +184,7 @@ class McpManager:
         import anyio
         from mcp import ClientSession
 
+        deadline = anyio.current_time() + self.connect_timeout  # the whole start, spawn included
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn))
@@ -191,9 +192,13 @@ class McpManager:
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=conn.on_message)
                 )
-                with anyio.fail_after(self.connect_timeout):
-                    await session.initialize()
-                    tools = await _list_tools(session)
+                try:
+                    with anyio.fail_at(deadline):
+                        await session.initialize()
+                        tools = await _list_tools(session)
+                except TimeoutError as exc:  # failed now: stopping the process takes seconds more
+                    self._set(conn, "failed", self._why(conn, exc))
+                    raise
                 conn.session, conn.tools = session, tools
                 self._set(conn, "connected")
                 while True:
@@ -216,7 +221,7 @@ class McpManager:
             leaf = _leaf(exc)
             if leaf is None:
                 raise
-            if not conn.stopping:
+            if not conn.stopping and conn.state != "failed":  # a timeout was said when it struck
                 was_connected = conn.state == "connected"
                 self._set(conn, "dead" if was_connected else "failed", self._why(conn, leaf))
         finally:
@@ -257,7 +262,8 @@ class McpManager:
     def _why(self, conn: _Conn, exc: BaseException) -> str:
         spec = conn.spec
         if isinstance(exc, TimeoutError):
-            return f"no answer within {self.connect_timeout:g} s (config mcp_connect_timeout)"
+            what = "timed out connecting after" if conn.state == "connecting" else "no answer within"
+            return f"{what} {self.connect_timeout:g} s (config mcp_connect_timeout)"
         if isinstance(exc, FileNotFoundError) and spec.transport == "stdio":
             return f"command not found: {spec.command}"
         if isinstance(exc, PermissionError) and spec.transport == "stdio":

@@ -26,6 +26,7 @@ from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Level = Literal["info", "warning", "error"]
+SETTLE_GRACE = 1.0  # seconds a wait for servers allows past the connect timeout, which fails them
 Report = Callable[[str, Level], None]
 
 
@@ -98,7 +99,7 @@ class McpRuntime:
         """Stop the server (if it runs) and start it again; its state once it connected or failed.
         KeyError for an unknown name. Its tools are offered again from the next turn."""
         await self.settle()
-        return await self.manager.restart(name, self.settings.connect_timeout + 1.0)
+        return await self.manager.restart(name, self.settings.connect_timeout + SETTLE_GRACE)
 
     def rows(self, counter: TokenCounter) -> list[tuple[str, str, str, int, int]]:
         """The session's servers as they are now (no probe): the rows of `agent mcp list`."""
@@ -193,7 +194,9 @@ def runtime_for(
     if not loaded.servers and not loaded.problems:
         return None
     settings = McpSettings(
-        startup_wait=config.mcp_startup_wait if interactive else config.mcp_connect_timeout,
+        # headless: past the connect timeout, by which the manager has failed every server still
+        # starting (the grace lets that be said before the wait ends; the wait ends when all settled)
+        startup_wait=config.mcp_startup_wait if interactive else config.mcp_connect_timeout + SETTLE_GRACE,
         connect_timeout=config.mcp_connect_timeout,
         call_timeout=config.mcp_call_timeout,
         child_env=config.child_env(),
@@ -204,7 +207,7 @@ def runtime_for(
 async def probe(runtime: McpRuntime) -> list[ServerStatus]:
     """Start every server, wait until each has connected or failed, stop them: for `agent mcp list`."""
     try:
-        await runtime.manager.wait(runtime.settings.connect_timeout + 1.0)
+        await runtime.manager.wait(runtime.settings.connect_timeout + SETTLE_GRACE)
         return runtime.manager.statuses()
     finally:
         await runtime.aclose()

@@ -114,7 +114,7 @@ class McpManager:
         self._started = True
         for conn in self._conns.values():
             if conn.task is None:  # not already (re)started by `restart`
-                conn.task = asyncio.ensure_future(self._own(conn))
+                conn.task = asyncio.ensure_future(self._own(conn, self._deadline()))
 
     async def wait(self, timeout: float) -> None:
         """Until every server has connected or failed, or `timeout` seconds passed."""
@@ -137,7 +137,7 @@ class McpManager:
         old = self._conns[name]
         await _stop([old])
         conn = self._conns[name] = _Conn(old.spec)
-        conn.task = asyncio.ensure_future(self._own(conn))
+        conn.task = asyncio.ensure_future(self._own(conn, self._deadline()))
         try:
             await asyncio.wait_for(conn.settled.wait(), timeout)
         except TimeoutError:
@@ -180,11 +180,15 @@ class McpManager:
         await _stop(self._conns.values())
 
     # -- the owner task ---------------------------------------------------------------------------------
-    async def _own(self, conn: _Conn) -> None:
+    def _deadline(self) -> float:
+        """When a server started now has failed: from its task's start, the SDK's import (which can
+        take a second) and the spawn included, so a wait begun with the start sees it fail."""
+        return asyncio.get_running_loop().time() + self.connect_timeout
+
+    async def _own(self, conn: _Conn, deadline: float) -> None:
         import anyio
         from mcp import ClientSession
 
-        deadline = anyio.current_time() + self.connect_timeout  # the whole start, spawn included
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn))

@@ -140,3 +140,21 @@ def test_a_server_that_never_answers_fails_at_the_connect_timeout_and_is_said(wo
     assert data["result"] == "Hello." and data["duration_ms"] < 1000 + 1500  # the timeout, not 30 s
     assert out.stderr.splitlines() == [f"agent: mcp server 'mute' failed: {reason}"]
     assert data["warnings"] == [f"mcp server 'mute' failed: {reason}"]
+
+
+def test_a_server_that_prints_garbage_is_one_line_not_the_sdks_traceback(workspace, fake_anthropic):
+    # one line that is not JSON-RPC, then silence until its stdin closes
+    noisy = {
+        "command": sys.executable,
+        "args": ["-c", "import sys; print('garbage', flush=True); sys.stdin.read()"],
+    }
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"noisy": noisy}}))
+    user_config(workspace, "mcp_connect_timeout = 1\n")
+    fake_anthropic.push(text("Hello."))
+    out = agent(workspace, fake_anthropic, "-p", "hi", "--trust-workspace")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Hello."
+    assert out.stderr.splitlines() == [
+        "agent: mcp server 'noisy' failed: timed out connecting after 1 s (config mcp_connect_timeout) "
+        "(mcp client: Failed to parse JSONRPC message from server: 'garbage')"
+    ]

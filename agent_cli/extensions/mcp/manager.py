@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agent_cli.extensions.mcp import sdk_log
 from agent_cli.extensions.mcp.config import ServerSpec
 from agent_cli.extensions.mcp.tool import McpCallError, ToolInfo
 from agent_cli.tools.sandbox.child_env import ChildEnv
@@ -57,6 +58,7 @@ class _Conn:
         self.current.set()
         self.task: asyncio.Task[None] | None = None
         self.stderr: Any = None  # a temporary file with the server's stderr (stdio)
+        self.notes: list[str] = []  # what the SDK logged about this connection (sdk_log.py)
 
     def status(self) -> ServerStatus:
         return ServerStatus(self.spec.name, self.spec.origin, self.state, self.reason, self.tools)
@@ -83,6 +85,12 @@ class _Conn:
         except (OSError, ValueError):
             return ""
         return lines[-1][:300] if lines else ""
+
+    def detail(self) -> str:
+        """For a reason: the last line of the server's stderr, else the SDK's last word on it."""
+        if tail := self.stderr_tail():
+            return _detail(tail)
+        return f" (mcp client: {self.notes[-1]})" if self.notes else ""
 
 
 class McpManager:
@@ -189,6 +197,8 @@ class McpManager:
         import anyio
         from mcp import ClientSession
 
+        sdk_log.install()
+        sdk_log.NOTES.set(conn.notes)  # this task's context, which the SDK's reader tasks inherit
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn))
@@ -267,17 +277,17 @@ class McpManager:
         spec = conn.spec
         if isinstance(exc, TimeoutError):
             what = "timed out connecting after" if conn.state == "connecting" else "no answer within"
-            return f"{what} {self.connect_timeout:g} s (config mcp_connect_timeout)"
+            return f"{what} {self.connect_timeout:g} s (config mcp_connect_timeout)" + conn.detail()
         if isinstance(exc, FileNotFoundError) and spec.transport == "stdio":
             return f"command not found: {spec.command}"
         if isinstance(exc, PermissionError) and spec.transport == "stdio":
             return f"command not executable: {spec.command}"
         text = _message(exc)
         if "connection closed" in text.lower():
-            return "the server exited before it was ready" + _detail(conn.stderr_tail())
+            return "the server exited before it was ready" + conn.detail()
         if spec.transport != "stdio" and (isinstance(exc, OSError) or "connect" in text.lower()):
             return f"cannot reach {spec.url}: {text}"
-        return text + _detail(conn.stderr_tail())
+        return text + conn.detail()
 
     def _call_failure(self, conn: _Conn, exc: BaseException) -> str:
         text = _message(exc)

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.e2e import agent
+from tests.e2e import agent, anthropic_env, run_agent, user_config
 from tests.fakeapi.replies import text, tool_call
 
 REPO = Path(__file__).resolve().parents[1]
@@ -121,3 +121,40 @@ def test_slash_mcp_prints_the_sessions_servers_and_where_they_are_configured(wor
     assert rows["box"].startswith("| box | connected | 7 | ") and rows["box"].endswith("| .mcp.json |")
     assert "| failed: command not found: no-such-mcp-server-xyz | 0 | 0 |" in rows["ghost"]
     assert fake_anthropic.requests == []  # a command: no model request
+
+
+def test_a_server_that_never_answers_fails_at_the_connect_timeout_and_is_said(workspace, fake_anthropic):
+    mute = {"command": sys.executable, "args": ["-c", "import time; time.sleep(100)"]}  # as `sleep 100`
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"mute": mute}}))
+    user_config(workspace, "mcp_connect_timeout = 1\n")
+    reason = "timed out connecting after 1 s (config mcp_connect_timeout)"
+    env = {**anthropic_env(workspace, fake_anthropic), "COLUMNS": "200"}  # one table row a line
+    listed = run_agent(workspace, env, "mcp", "list", "--trust-workspace")
+    assert listed.returncode == 0, listed.stderr
+    assert f"failed: {reason}" in next(line for line in listed.stdout.splitlines() if "mute" in line)
+
+    fake_anthropic.push(text("Hello."))
+    out = run_agent(workspace, env, "-p", "hi", "--trust-workspace", "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["result"] == "Hello." and data["duration_ms"] < 1000 + 1500  # the timeout, not 30 s
+    assert out.stderr.splitlines() == [f"agent: mcp server 'mute' failed: {reason}"]
+    assert data["warnings"] == [f"mcp server 'mute' failed: {reason}"]
+
+
+def test_a_server_that_prints_garbage_is_one_line_not_the_sdks_traceback(workspace, fake_anthropic):
+    # one line that is not JSON-RPC, then silence until its stdin closes
+    noisy = {
+        "command": sys.executable,
+        "args": ["-c", "import sys; print('garbage', flush=True); sys.stdin.read()"],
+    }
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"noisy": noisy}}))
+    user_config(workspace, "mcp_connect_timeout = 1\n")
+    fake_anthropic.push(text("Hello."))
+    out = agent(workspace, fake_anthropic, "-p", "hi", "--trust-workspace")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Hello."
+    assert out.stderr.splitlines() == [
+        "agent: mcp server 'noisy' failed: timed out connecting after 1 s (config mcp_connect_timeout) "
+        "(mcp client: Failed to parse JSONRPC message from server: 'garbage')"
+    ]

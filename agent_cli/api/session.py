@@ -64,6 +64,7 @@ class Session:
         self.can_use_tool = can_use_tool
         self.interactive = interactive or can_use_tool is not None
         self.report = report
+        self._reported: list[str] = []  # what `report` was told since the last Result: its warnings too
         self.files = files
         self._backend: AgentSession | None = None
         self._current: AsyncGenerator[Event, None] | None = None  # the last send's events
@@ -96,12 +97,20 @@ class Session:
             interactive=self.interactive,
             demo=prepared.demo,
             trusted=trusted,
-            report=self.report,
+            report=self._report if self.report is not None else None,
             file_access=self.files,
         )
         if self._backend.mcp is not None:
             self._backend.mcp.start()  # on this loop: servers connect while the prompt is prepared
         return self
+
+    def _report(self, text: str, level: str) -> None:
+        """A problem as it happens (a server failed): to the caller's `report`, and kept for the
+        next Result's `warnings`, where a run's JSON lists what went wrong."""
+        assert self.report is not None
+        self.report(text, level)
+        if level != "info":
+            self._reported.append(text)
 
     async def __aenter__(self) -> Session:
         return await self.open()
@@ -171,6 +180,7 @@ class Session:
                     finished = True
                     if not self.interactive and event.stop_reason != "interrupted":
                         await backend.wait_background()  # what a slash command left running
+                    tally.warnings[:0], self._reported = self._reported, []
                     self.result = tally.finish(backend, _log_failure(backend))
                 yield event
         finally:

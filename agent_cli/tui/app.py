@@ -192,6 +192,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
     async def _backend_ready(self, backend: AgentBackend) -> None:
         self.backend = backend
         self._watch_shells()
+        self._watch_notices()  # an MCP server's failure, as soon as it is known
         self._refresh_commands()
         self._refresh_status()
         self._refresh_cost()

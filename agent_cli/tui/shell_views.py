@@ -1,6 +1,7 @@
 """The background shells in the app: their count in the status bar, kept current by the session's
-`ShellsChanged` events (which come between turns too), and the `/shells` screen. A mixin of
-`AgentApp` (tui/app.py)."""
+`ShellsChanged` events (which come between turns too), and the `/shells` screen; and what else the
+session says between turns: an MCP server's failure, shown as a notice as soon as it is known. A
+mixin of `AgentApp` (tui/app.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
+from agent_cli.core.events import Notice as NoticeEvent
 from agent_cli.core.events import ShellsChanged
 from agent_cli.tui.screens.shells_screen import ShellsScreen
 from agent_cli.tui.widgets.notice import Notice
@@ -27,6 +29,14 @@ class ShellsUpdated(Message):
         self.event = event
 
 
+class SessionNotice(Message):
+    """A notice the session gave outside a turn's events (an MCP server failed)."""
+
+    def __init__(self, event: NoticeEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
 class ShellViews:
     """What the shell views use of the app (AgentApp provides them)."""
 
@@ -37,6 +47,7 @@ class ShellViews:
     push_screen: Any
     post_message: Any
     _unwatch_shells: Callable[[], None] | None = None
+    _unwatch_notices: Callable[[], None] | None = None
 
     def _watch_shells(self) -> None:
         """Follow the backend's shells (a backend without them has none)."""
@@ -48,6 +59,18 @@ class ShellViews:
             return
         self._unwatch_shells = shells.subscribe(lambda event: self.post_message(ShellsUpdated(event)))
         self.status_bar.shells = sum(1 for info in shells.list() if info.running)
+
+    def _watch_notices(self) -> None:
+        """Show what the backend's MCP servers say as it happens (without them, nothing to watch)."""
+        if self._unwatch_notices is not None:
+            self._unwatch_notices()
+            self._unwatch_notices = None
+        mcp = getattr(self.backend, "mcp", None)
+        if mcp is not None:
+            self._unwatch_notices = mcp.subscribe(lambda event: self.post_message(SessionNotice(event)))
+
+    async def on_session_notice(self, message: SessionNotice) -> None:
+        await self.transcript.add(Notice(message.event.text, message.event.level))
 
     def on_shells_updated(self, message: ShellsUpdated) -> None:
         self.status_bar.shells = message.event.running

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agent_cli.extensions.mcp import sdk_log
 from agent_cli.extensions.mcp.config import ServerSpec
 from agent_cli.extensions.mcp.tool import McpCallError, ToolInfo
 from agent_cli.tools.sandbox.child_env import ChildEnv
@@ -57,6 +58,7 @@ class _Conn:
         self.current.set()
         self.task: asyncio.Task[None] | None = None
         self.stderr: Any = None  # a temporary file with the server's stderr (stdio)
+        self.notes: list[str] = []  # what the SDK logged about this connection (sdk_log.py)
 
     def status(self) -> ServerStatus:
         return ServerStatus(self.spec.name, self.spec.origin, self.state, self.reason, self.tools)
@@ -83,6 +85,12 @@ class _Conn:
         except (OSError, ValueError):
             return ""
         return lines[-1][:300] if lines else ""
+
+    def detail(self) -> str:
+        """For a reason: the last line of the server's stderr, else the SDK's last word on it."""
+        if tail := self.stderr_tail():
+            return _detail(tail)
+        return f" (mcp client: {self.notes[-1]})" if self.notes else ""
 
 
 class McpManager:
@@ -114,7 +122,7 @@ class McpManager:
         self._started = True
         for conn in self._conns.values():
             if conn.task is None:  # not already (re)started by `restart`
-                conn.task = asyncio.ensure_future(self._own(conn))
+                conn.task = asyncio.ensure_future(self._own(conn, self._deadline()))
 
     async def wait(self, timeout: float) -> None:
         """Until every server has connected or failed, or `timeout` seconds passed."""
@@ -137,7 +145,7 @@ class McpManager:
         old = self._conns[name]
         await _stop([old])
         conn = self._conns[name] = _Conn(old.spec)
-        conn.task = asyncio.ensure_future(self._own(conn))
+        conn.task = asyncio.ensure_future(self._own(conn, self._deadline()))
         try:
             await asyncio.wait_for(conn.settled.wait(), timeout)
         except TimeoutError:
@@ -180,10 +188,17 @@ class McpManager:
         await _stop(self._conns.values())
 
     # -- the owner task ---------------------------------------------------------------------------------
-    async def _own(self, conn: _Conn) -> None:
+    def _deadline(self) -> float:
+        """When a server started now has failed: from its task's start, the SDK's import (which can
+        take a second) and the spawn included, so a wait begun with the start sees it fail."""
+        return asyncio.get_running_loop().time() + self.connect_timeout
+
+    async def _own(self, conn: _Conn, deadline: float) -> None:
         import anyio
         from mcp import ClientSession
 
+        sdk_log.install()
+        sdk_log.NOTES.set(conn.notes)  # this task's context, which the SDK's reader tasks inherit
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn))
@@ -191,9 +206,13 @@ class McpManager:
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=conn.on_message)
                 )
-                with anyio.fail_after(self.connect_timeout):
-                    await session.initialize()
-                    tools = await _list_tools(session)
+                try:
+                    with anyio.fail_at(deadline):
+                        await session.initialize()
+                        tools = await _list_tools(session)
+                except TimeoutError as exc:  # failed now: stopping the process takes seconds more
+                    self._set(conn, "failed", self._why(conn, exc))
+                    raise
                 conn.session, conn.tools = session, tools
                 self._set(conn, "connected")
                 while True:
@@ -216,7 +235,7 @@ class McpManager:
             leaf = _leaf(exc)
             if leaf is None:
                 raise
-            if not conn.stopping:
+            if not conn.stopping and conn.state != "failed":  # a timeout was said when it struck
                 was_connected = conn.state == "connected"
                 self._set(conn, "dead" if was_connected else "failed", self._why(conn, leaf))
         finally:
@@ -257,17 +276,18 @@ class McpManager:
     def _why(self, conn: _Conn, exc: BaseException) -> str:
         spec = conn.spec
         if isinstance(exc, TimeoutError):
-            return f"no answer within {self.connect_timeout:g} s (config mcp_connect_timeout)"
+            what = "timed out connecting after" if conn.state == "connecting" else "no answer within"
+            return f"{what} {self.connect_timeout:g} s (config mcp_connect_timeout)" + conn.detail()
         if isinstance(exc, FileNotFoundError) and spec.transport == "stdio":
             return f"command not found: {spec.command}"
         if isinstance(exc, PermissionError) and spec.transport == "stdio":
             return f"command not executable: {spec.command}"
         text = _message(exc)
         if "connection closed" in text.lower():
-            return "the server exited before it was ready" + _detail(conn.stderr_tail())
+            return "the server exited before it was ready" + conn.detail()
         if spec.transport != "stdio" and (isinstance(exc, OSError) or "connect" in text.lower()):
             return f"cannot reach {spec.url}: {text}"
-        return text + _detail(conn.stderr_tail())
+        return text + conn.detail()
 
     def _call_failure(self, conn: _Conn, exc: BaseException) -> str:
         text = _message(exc)

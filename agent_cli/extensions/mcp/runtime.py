@@ -1,7 +1,9 @@
 """The MCP room as a session sees it: servers start in the background; before each user turn the
 tools of servers that connected since are added to the registry, and the tools of servers whose
 list changed (`notifications/tools/list_changed`, a reconnect) are replaced — the tool list stays
-frozen within a turn, for the prompt cache —, and what went wrong is reported once.
+frozen within a turn, for the prompt cache —, and what went wrong is reported once: headless
+through `report` as it happens; in the TUI, which subscribes, as a notice as soon as it is known
+(before a subscriber, with the next turn's events). A reconnect's failure is its command's to say.
 
 When all MCP schemas together exceed `defer_fraction` of the budget they are added deferred and
 the small `mcp_search` tool is offered instead (search.py).
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_cli.context.tokens import TokenCounter
+from agent_cli.core.events import Notice
 from agent_cli.extensions.mcp.config import Loaded, load_servers
 from agent_cli.extensions.mcp.manager import McpManager, ServerStatus
 from agent_cli.extensions.mcp.search import NAME as SEARCH_NAME
@@ -26,6 +29,7 @@ from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Level = Literal["info", "warning", "error"]
+SETTLE_GRACE = 1.0  # seconds a wait for servers allows past the connect timeout, which fails them
 Report = Callable[[str, Level], None]
 
 
@@ -60,7 +64,9 @@ class McpRuntime:
             child_env=settings.child_env,
         )
         self._report = report
+        self._listener: Callable[[Notice], None] | None = None
         self._queued: list[tuple[str, Level]] = []
+        self._reconnecting: set[str] = set()  # servers whose failure the reconnect's result says
         self._synced: dict[str, tuple[ToolInfo, ...]] = {}  # server -> its tools in the registry
         self._waited = False
         self._synced_once = False
@@ -75,6 +81,22 @@ class McpRuntime:
         """Start the servers on the running event loop (does nothing the second time)."""
         if len(self.manager):
             self.manager.start()
+
+    def subscribe(self, listener: Callable[[Notice], None]) -> Callable[[], None]:
+        """`listener` gets each problem (a server failed or stopped) as a Notice as soon as it is
+        known, those waiting for the next turn at once; what the tools offered became still comes
+        with the turn. Returns the unsubscribe."""
+        self._listener = listener
+        waiting = [(text, level) for text, level in self._queued if level != "info"]
+        self._queued = [(text, level) for text, level in self._queued if level == "info"]
+        for text, level in waiting:
+            listener(Notice(text, level))
+
+        def unsubscribe() -> None:
+            if self._listener is listener:
+                self._listener = None
+
+        return unsubscribe
 
     async def settle(self) -> None:
         """Once per session: start the servers and wait `startup_wait` for those still connecting."""
@@ -98,7 +120,11 @@ class McpRuntime:
         """Stop the server (if it runs) and start it again; its state once it connected or failed.
         KeyError for an unknown name. Its tools are offered again from the next turn."""
         await self.settle()
-        return await self.manager.restart(name, self.settings.connect_timeout + 1.0)
+        self._reconnecting.add(name)
+        try:
+            return await self.manager.restart(name, self.settings.connect_timeout + SETTLE_GRACE)
+        finally:
+            self._reconnecting.discard(name)
 
     def rows(self, counter: TokenCounter) -> list[tuple[str, str, str, int, int]]:
         """The session's servers as they are now (no probe): the rows of `agent mcp list`."""
@@ -138,6 +164,8 @@ class McpRuntime:
             )
 
     def _changed(self, status: ServerStatus) -> None:
+        if status.name in self._reconnecting:
+            return  # /mcp reconnect says how it went
         if status.state == "failed":
             self._say(f"mcp server {status.name!r} failed: {status.reason}", "warning")
         elif status.state == "dead":
@@ -146,6 +174,8 @@ class McpRuntime:
     def _say(self, text: str, level: Level) -> None:
         if self._report is not None and level != "info":
             self._report(text, level)
+        elif self._listener is not None and level != "info":
+            self._listener(Notice(text, level))
         elif self._report is None:
             self._queued.append((text, level))
 
@@ -193,7 +223,9 @@ def runtime_for(
     if not loaded.servers and not loaded.problems:
         return None
     settings = McpSettings(
-        startup_wait=config.mcp_startup_wait if interactive else config.mcp_connect_timeout,
+        # headless: past the connect timeout, by which the manager has failed every server still
+        # starting (the grace lets that be said before the wait ends; the wait ends when all settled)
+        startup_wait=config.mcp_startup_wait if interactive else config.mcp_connect_timeout + SETTLE_GRACE,
         connect_timeout=config.mcp_connect_timeout,
         call_timeout=config.mcp_call_timeout,
         child_env=config.child_env(),
@@ -204,7 +236,7 @@ def runtime_for(
 async def probe(runtime: McpRuntime) -> list[ServerStatus]:
     """Start every server, wait until each has connected or failed, stop them: for `agent mcp list`."""
     try:
-        await runtime.manager.wait(runtime.settings.connect_timeout + 1.0)
+        await runtime.manager.wait(runtime.settings.connect_timeout + SETTLE_GRACE)
         return runtime.manager.statuses()
     finally:
         await runtime.aclose()

@@ -24,6 +24,7 @@ from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
 from agent_cli.session.seal import SessionSeal
+from agent_cli.session.shapes import check_event
 
 EVENTS = "events.jsonl"
 
@@ -183,8 +184,8 @@ class LoadedLog:
 
 def read_events(path: Path) -> LoadedLog:
     """Read a log; a torn last line (crash mid-write) or a corrupt line anywhere — not JSON, not an
-    event, or a message or compaction that does not parse — is skipped with a one-line warning that
-    names it. What a lost message leaves unpaired is mended when the log is replayed (`replay_into`)."""
+    event, or an event not of the shape it was written in (session/shapes.py) — is skipped with a
+    one-line warning that names it. What a lost message leaves unpaired is mended when the log is replayed (`replay_into`)."""
     out = LoadedLog()
     try:
         raw = path.read_bytes()
@@ -194,26 +195,19 @@ def read_events(path: Path) -> LoadedLog:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        parsed = False
         try:
             event = json.loads(line.decode("utf-8"))
-            _check_event(event)
+            parsed = True
+            check_event(event)
         except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
-            what = "torn last line (an interrupted write)" if last else f"corrupt line {number}"
+            torn = last and not parsed  # whole JSON is no interrupted write, even on the last line
+            what = "torn last line (an interrupted write)" if torn else f"corrupt line {number}"
             out.warnings.append(f"{path.name}: skipped {what}: {str(exc)[:80]}")
             continue
         out.events.append(event)
     return out
-
-
-def _check_event(event: Any) -> None:
-    """Raise unless `event` is an event whose message or compaction (if any) can be read back."""
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-        raise ValueError("not an event object")
-    if event["type"] in MESSAGE_EVENTS and "message" in event:
-        Message.from_json(event["message"])
-    elif event["type"] == "compaction":
-        Compaction.from_json(event["compaction"])
 
 
 class ViewSink(Protocol):

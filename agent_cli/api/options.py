@@ -82,6 +82,7 @@ class Prepared:
     resume_id: str | None = None
     fork: bool = False
     demo: bool = False
+    notes: tuple[str, ...] = ()  # what finding the session found (sessions `--continue` passed by)
 
 
 def prepare(options: Options) -> Prepared:
@@ -117,14 +118,16 @@ def prepare(options: Options) -> Prepared:
     if options.fork_session and not (options.resume or options.continue_session):
         raise ConfigError("fork_session needs resume or continue_session: the session to copy")
     store = session_store(config, workspace)
-    resume_id = None
+    resume_id, passed = None, ""
     if options.continue_session:
-        resume_id = store.latest()
+        resume_id, passed = store.pick()
         if resume_id is None:
-            raise SessionError(f"--continue (continue_session): no earlier session in {store.root}")
+            more = f"; {passed}" if passed else ""
+            raise SessionError(f"--continue (continue_session): no earlier session in {store.root}{more}")
     elif options.resume:
         resume_id = store.resolve(options.resume)
-    return Prepared(config, workspace, resume_id, options.fork_session, options.demo)
+    notes = (f"--continue: {passed}",) if passed else ()
+    return Prepared(config, workspace, resume_id, options.fork_session, options.demo, notes)
 
 
 def has_key(config: Config) -> bool:

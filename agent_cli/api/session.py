@@ -100,6 +100,7 @@ class Session:
             report=self._report if self.report is not None else None,
             file_access=self.files,
         )
+        self._backend.warnings += prepared.notes  # told with what opening the session found
         if self._backend.mcp is not None:
             self._backend.mcp.start()  # on this loop: servers connect while the prompt is prepared
         return self

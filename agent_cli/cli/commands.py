@@ -158,9 +158,10 @@ def typer_app():
         """List the sessions of this workspace: id, start time, turns, first prompt."""
         from agent_cli.api.compose import session_store
 
-        config = _config({})
-        store = session_store(config, Path.cwd())
+        store = session_store(_config({}), Path.cwd())
         print_sessions(store, list(store.list()))
+        if passed := store.passed_over():
+            print(f"note: {passed}", file=sys.stderr)
 
     @app.command()
     def doctor() -> None:

@@ -314,18 +314,18 @@ class Usage:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> Usage:
-        data = data or {}  # our own form, or the API's (its `cache_creation` splits the writes by TTL)
+    def from_json(cls, data: Any) -> Usage:
+        """Ours, or the API's (`cache_creation` splits writes by TTL); what is not a count counts 0."""
+        data = data if isinstance(data, dict) else {}
         hour = data.get("cache_creation_1h_input_tokens")
         if hour is None and isinstance(split := data.get("cache_creation"), dict):
             hour = split.get("ephemeral_1h_input_tokens")
-        return cls(
-            int(data.get("input_tokens") or 0),
-            int(data.get("output_tokens") or 0),
-            int(data.get("cache_read_input_tokens") or 0),
-            int(data.get("cache_creation_input_tokens") or 0),
-            int(hour or 0),
-        )
+        keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        return cls(*(_count(data.get(key)) for key in keys), _count(hour))
+
+
+def _count(value: Any) -> int:
+    return int(value) if type(value) in (int, float) and 0 <= value < 1e15 else 0  # not bool, NaN, inf
 
 
 @dataclass(frozen=True)

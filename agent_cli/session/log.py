@@ -24,7 +24,8 @@ from agent_cli.core.surrogates import scrub_json
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
-from agent_cli.session.seal import SessionSeal
+from agent_cli.session.seal import NOT_YOURS, UNREADABLE, SessionSeal, passed_over
+from agent_cli.session.shapes import check_event
 
 EVENTS = "events.jsonl"
 
@@ -187,8 +188,8 @@ class LoadedLog:
 
 def read_events(path: Path) -> LoadedLog:
     """Read a log; a torn last line (crash mid-write) or a corrupt line anywhere — not JSON, not an
-    event, or a message or compaction that does not parse — is skipped with a one-line warning that
-    names it. What a lost message leaves unpaired is mended when the log is replayed (`replay_into`)."""
+    event, or an event not of the shape it was written in (session/shapes.py) — is skipped with a
+    one-line warning that names it. What a lost message leaves unpaired is mended when the log is replayed (`replay_into`)."""
     out = LoadedLog()
     try:
         raw = path.read_bytes()
@@ -198,26 +199,19 @@ def read_events(path: Path) -> LoadedLog:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        parsed = False
         try:
             event = json.loads(line.decode("utf-8"))
-            _check_event(event)
+            parsed = True
+            check_event(event)
         except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
             last = number == len(lines) or (number == len(lines) - 1 and not lines[-1].strip())
-            what = "torn last line (an interrupted write)" if last else f"corrupt line {number}"
+            torn = last and not parsed  # whole JSON is no interrupted write, even on the last line
+            what = "torn last line (an interrupted write)" if torn else f"corrupt line {number}"
             out.warnings.append(f"{path.name}: skipped {what}: {str(exc)[:80]}")
             continue
         out.events.append(event)
     return out
-
-
-def _check_event(event: Any) -> None:
-    """Raise unless `event` is an event whose message or compaction (if any) can be read back."""
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-        raise ValueError("not an event object")
-    if event["type"] in MESSAGE_EVENTS and "message" in event:
-        Message.from_json(event["message"])
-    elif event["type"] == "compaction":
-        Compaction.from_json(event["compaction"])
 
 
 class ViewSink(Protocol):
@@ -298,12 +292,22 @@ class SessionStore:
 
     def sealed(self, session_id: str) -> bool:
         """Whether this person recorded the session here (always, without a seal to check)."""
+        return not self.passed_by(session_id)
+
+    def passed_by(self, session_id: str) -> str:
+        """Why the session is not offered as the person's own ('' when it is): its first line, which
+        holds the seal, is unreadable (UNREADABLE), or the seal is not theirs (NOT_YOURS)."""
         if self.seal is None:
-            return True
-        start = next(iter(read_events(self.path(session_id) / EVENTS).events), {})
-        return start.get("type") == "session_start" and self.seal.verify(
-            session_id, self.workspace, start.get("seal")
-        )
+            return ""
+        try:
+            with (self.path(session_id) / EVENTS).open("rb") as fh:
+                start = json.loads(fh.readline())
+            check_event(start)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return UNREADABLE
+        if start.get("type") != "session_start":
+            return UNREADABLE
+        return "" if self.seal.verify(session_id, self.workspace, start.get("seal")) else NOT_YOURS
 
     def path(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -353,13 +357,23 @@ class SessionStore:
     def latest(self) -> str | None:
         """The most recently used session that has a turn (one opened and left before its first
         prompt is not)."""
+        return self.pick()[0]
+
+    def pick(self) -> tuple[str | None, str]:
+        """`latest`, and a line on the newer sessions passed by on the way ('' when none was)."""
+        passed = []
         for session_id in self.by_use():
-            try:
-                if self.sealed(session_id) and self.info(session_id).turns:
-                    return session_id
-            except SessionError:
+            if reason := self.passed_by(session_id):
+                passed.append((session_id, reason))
                 continue
-        return None
+            with contextlib.suppress(SessionError):
+                if self.info(session_id).turns:
+                    return session_id, passed_over(passed, self.seal)
+        return None, passed_over(passed, self.seal)
+
+    def passed_over(self) -> str:
+        """A line on the sessions `list` passes by, and why ('' when none)."""
+        return passed_over([(i, r) for i in self.by_use() if (r := self.passed_by(i))], self.seal)
 
     def resolve(self, session_id: str) -> str:
         """An exact id, or a unique prefix of one."""

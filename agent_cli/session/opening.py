@@ -92,6 +92,11 @@ def open_log(
         log.append(
             "session_start", id=session_id, cwd=str(workspace), model=model, **store.seal_of(session_id)
         )
+        if store.seal is not None and store.seal.problem:
+            warnings.append(
+                f"{store.seal.problem}; --continue and agent sessions will not offer this session "
+                f"(agent --resume {session_id} opens it)"
+            )
     processes = ProcessRecords(session_dir)
     if resume_id and not fork and store.sealed(session_id):
         for note in processes.reap():

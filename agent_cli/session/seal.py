@@ -24,6 +24,10 @@ class SessionSeal:
     def __init__(self, key_path: Path) -> None:
         self.key_path = key_path
         self._key: bytes | None = None
+        self.problem = ""  # why the key could not be read or kept (the seals then hold for this process only)
+
+    def has_key(self) -> bool:
+        return self._load(create=False) is not None
 
     def seal(self, session_id: str, workspace: Path) -> str:
         """The seal of a session we start now (the key is made on first use)."""
@@ -48,7 +52,8 @@ class SessionSeal:
             key = self.key_path.read_bytes()
         except FileNotFoundError:
             key = b""
-        except OSError:
+        except OSError as exc:
+            self.problem = f"cannot read the session key {self.key_path}: {exc.strerror or exc}"
             return None
         if len(key) != KEY_BYTES and create:
             key = self._create(replace=bool(key))
@@ -75,6 +80,27 @@ class SessionSeal:
                 key = self.key_path.read_bytes()  # another process was first: its key, whole
             finally:
                 draft.unlink()
-        except OSError:
-            pass  # no place to keep it: this session's seal holds for this process only
+        except OSError as exc:  # no place to keep it: this session's seal holds for this process only
+            self.problem = f"cannot keep the session key in {self.key_path}: {exc.strerror or exc}"
         return key
+
+
+UNREADABLE = "unreadable"  # the first line (the session_start that holds the seal) cannot be read
+NOT_YOURS = "not yours"  # no valid seal under this person's key
+
+
+def passed_over(passed: list[tuple[str, str]], seal: SessionSeal | None) -> str:
+    """One line on the sessions `--continue` or `agent sessions` passed by, (id, reason) newest first,
+    and why ('' for none)."""
+    if not passed:
+        return ""
+    reasons = [reason for _, reason in passed]
+    kinds = {UNREADABLE: "with an unreadable first line", NOT_YOURS: "not recorded by you on this machine"}
+    if seal is not None and not seal.has_key():
+        kinds[NOT_YOURS] += f": no session key at {seal.key_path}"
+    counted = {kind: reasons.count(kind) for kind in kinds if kind in reasons}
+    single = len(counted) == 1  # one reason: no need to count it again
+    why = ", ".join(kinds[kind] if single else f"{n} {kinds[kind]}" for kind, n in counted.items())
+    if len(passed) == 1:
+        return f"1 session passed over ({why}); agent --resume {passed[0][0]} opens it anyway"
+    return f"{len(passed)} sessions passed over ({why}); agent --resume ID opens one anyway"

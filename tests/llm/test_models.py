@@ -92,3 +92,10 @@ def test_a_cache_write_kept_an_hour_costs_twice_the_input_price():
     assert Usage.from_json(usage.to_json()) == usage  # our log keeps the split
     assert (usage + usage).cache_creation_1h_input_tokens == 1_200_000
     assert "cache_creation_1h_input_tokens" not in Usage(1, 2, 3, 4).to_json()  # old logs unchanged
+
+
+@pytest.mark.parametrize("junk", ["str", [None], {"x": 1}, True, -3, float("nan"), float("inf"), 1e300])
+def test_usage_that_is_not_a_count_counts_nothing_instead_of_raising(junk):
+    usage = Usage.from_json({"input_tokens": junk, "output_tokens": 7, "cache_creation_input_tokens": junk})
+    assert usage == Usage(0, 7, 0, 0)
+    assert Usage.from_json(junk) == Usage()  # not a mapping at all

@@ -141,3 +141,14 @@ def test_a_sub_agents_own_transcript_replays_as_its_session(tmp_path: Path):
     assert len(sub.requests) == len(main.requests) == 2
     assert [m.role for m in sub.messages] == [m.role for m in main.messages]
     assert any("sub-agent" in w for w in sub.warnings) and "sidechain" not in sub.skipped
+
+
+def test_a_usage_field_that_is_not_a_count_is_read_as_none_spent(tmp_path: Path):
+    lines = (FIXTURES / "merged.jsonl").read_text().splitlines()
+    line = json.loads(lines[2])
+    line["message"]["usage"]["input_tokens"] = [1, 2]
+    lines[2] = json.dumps(line)
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    t = load_claude_code(path)
+    assert len(t.requests) == 2

@@ -32,9 +32,9 @@ class StatusBar(Horizontal):
     loading: reactive[bool] = reactive(False)
     shells: reactive[int] = reactive(0)  # background shells running
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, status: ContextStatus | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.gauge = ContextGauge(id="context-gauge")
+        self.gauge = ContextGauge(status, id="context-gauge")  # until a session says: what one would have
 
     def compose(self) -> ComposeResult:
         yield self.gauge

@@ -80,6 +80,11 @@ class AgentBackend(Protocol):
 
     def sessions(self) -> list[SessionInfo]: ...
 
+    def sessions_passed_over(self) -> str:
+        """One line on the sessions `sessions()` passes by (not recorded by this person here, or an
+        unreadable first line), why, and how to open one anyway ('' when none was)."""
+        ...
+
     def cost(self) -> dict[str, Any]: ...
 
     def conversation(self) -> list[Message]:

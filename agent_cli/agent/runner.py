@@ -33,12 +33,7 @@ from agent_cli.extensions.hooks.runner import HookIdentity
 from agent_cli.llm.base import Request
 from agent_cli.llm.models import ModelFit
 from agent_cli.session.lock import SessionLock
-from agent_cli.session.log import (
-    conversation,
-    ensure_git_exclude,
-    read_events,
-    replay_into,
-)
+from agent_cli.session.log import conversation, ensure_git_exclude, read_events, replay_into
 from agent_cli.session.opening import (
     close_orphans,
     last_billed_input,
@@ -224,6 +219,9 @@ class AgentSession:
 
     def sessions(self) -> list[SessionInfo]:
         return list(self.store.list())
+
+    def sessions_passed_over(self) -> str:
+        return self.store.passed_over()
 
     def conversation(self) -> list[Message]:
         if not self.log.started:

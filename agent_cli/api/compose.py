@@ -23,6 +23,7 @@ from agent_cli.context.assemble import environment_text, read_user_context
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.tokens import TokenCounter
+from agent_cli.core.events import ContextStatus
 from agent_cli.extensions.loader import load_extensions
 from agent_cli.extensions.skills.listing import listing_cap
 from agent_cli.extensions.skills.tool import NAME as SKILL_TOOL
@@ -139,6 +140,22 @@ def web_tools(config: Config, permissions: Permissions) -> list[Tool]:
     if not config.web.search_url:
         return [fetch]
     return [fetch, WebSearchTool(config.web.search_url, config.web.fetch_timeout)]
+
+
+def starting_status(config: Config) -> ContextStatus:
+    """The gauge of a session of this config before it has a prompt: what the TUI shows while none is
+    open (no key, or the provider loading), so it never shows a budget no session would have."""
+    model = registry(config.models).info(config.model, config.context_window or None)
+    budget, reserved = config.context.budget(model.context_window, model.max_output_tokens)
+    ctx = config.context
+    return ContextStatus(
+        budget=budget,
+        window=model.context_window,
+        reserved=reserved,
+        warn_fraction=ctx.warn_fraction,
+        auto_fraction=ctx.auto_fraction,
+        auto_compact=ctx.auto_compact,
+    )
 
 
 def session_store(config: Config, workspace: Path) -> SessionStore:

@@ -97,7 +97,7 @@ def tui_app(
     """The TUI for this workspace: it asks about trust first (when it must), then opens its session
     through the Python API (api.Session, interactive: the TUI answers permission questions)."""
     from agent_cli.api import Session
-    from agent_cli.api.compose import trust_decision
+    from agent_cli.api.compose import starting_status, trust_decision
     from agent_cli.api.options import NO_KEY, has_key
     from agent_cli.core.surrogates import scrub
     from agent_cli.tui.app import create_app
@@ -160,6 +160,7 @@ def tui_app(
         startup_error=startup_error,
         initial_prompt="/resume" if pick else initial_prompt and scrub(initial_prompt),  # not UTF-8: U+FFFD
         trust_question=question,
+        status=starting_status(prepared.config),  # the gauge with no key, or while the session loads
         **app_args,  # tests: clock
     )
     return app

@@ -20,7 +20,7 @@ class ContextStatus:
     """How full the context is, in the numbers the gauge shows."""
 
     used: int = 0
-    budget: int = 200_000  # usable tokens: min(window, budget_tokens) - reserved output
+    budget: int = 180_000  # usable tokens: min(window, budget_tokens) - reserved output (200k - 20k)
     window: int = 200_000
     reserved: int = 20_000
     warn_fraction: float = 0.75

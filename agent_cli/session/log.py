@@ -26,6 +26,7 @@ from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
 from agent_cli.session.seal import NOT_YOURS, UNREADABLE, SessionSeal, passed_over
 from agent_cli.session.shapes import check_event
+from agent_cli.session.timeline import effective_events, is_prompt
 
 EVENTS = "events.jsonl"
 
@@ -355,8 +356,8 @@ class SessionStore:
             os.utime(self.path(session_id) / EVENTS)
 
     def latest(self) -> str | None:
-        """The most recently used session that has a turn (one opened and left before its first
-        prompt is not)."""
+        """The most recently used session that has had a prompt (one opened and left before its first
+        prompt is not; one rewound to before its first prompt still is: it was used)."""
         return self.pick()[0]
 
     def pick(self) -> tuple[str | None, str]:
@@ -367,7 +368,7 @@ class SessionStore:
                 passed.append((session_id, reason))
                 continue
             with contextlib.suppress(SessionError):
-                if self.info(session_id).turns:
+                if any(map(is_prompt, read_events(self.path(session_id) / EVENTS).events)):
                     return session_id, passed_over(passed, self.seal)
         return None, passed_over(passed, self.seal)
 
@@ -389,11 +390,14 @@ class SessionStore:
         raise SessionError(f"session id {session_id!r} is ambiguous: {', '.join(matches[:5])}")
 
     def info(self, session_id: str) -> SessionInfo:
+        """The session as `--resume` shows it: its prompts after its rewinds (a rewound prompt is gone
+        from the transcript, so it is not counted, and the first prompt is the first one left)."""
         loaded = read_events(self.path(session_id) / EVENTS)
         started = next((e.get("ts") for e in loaded.events), None)
         when = datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds") if started else ""
-        turns = sum(1 for e in loaded.events if e.get("type") == "user" and e.get("prompt") is not None)
-        return SessionInfo(session_id, when, first_prompt(loaded.events), turns, str(self.path(session_id)))
+        events = effective_events(loaded.events)
+        turns = sum(1 for e in events if is_prompt(e))
+        return SessionInfo(session_id, when, first_prompt(events), turns, str(self.path(session_id)))
 
     def list(self) -> Iterator[SessionInfo]:
         """This person's sessions, the most recently used first."""

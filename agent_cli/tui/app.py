@@ -85,8 +85,10 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
         clock: Callable[[], float] = time.monotonic,
         quit_window: float = 2.0,
         trust_question: TrustQuestion | None = None,
+        status: ContextStatus | None = None,
     ) -> None:
         super().__init__(driver_class=paste_driver_class())  # big pastes parsed at once
+        self._first_status = status  # the gauge before a session is open (no key, or loading)
         self.backend = backend
         self._loader = backend_loader
         self._trust_question = trust_question
@@ -110,7 +112,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
         yield ContextWarning(id="context-warning")
         yield ActivityLine(id="activity")
         yield PromptInput(id="prompt")
-        yield StatusBar(id="status-bar")
+        yield StatusBar(self._first_status, id="status-bar")
 
     @property
     def transcript(self) -> Transcript:
@@ -399,10 +401,11 @@ def create_app(
     initial_prompt: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     trust_question: TrustQuestion | None = None,
+    status: ContextStatus | None = None,
 ) -> AgentApp:
     """The TUI. Give a ready `backend`, or a `backend_loader` the app awaits after its first paint;
     `startup_error` (e.g. no API key) is shown prominently and the prompt still takes /help and /quit;
-    a `trust_question` is asked before the loader runs."""
+    a `trust_question` is asked before the loader runs; `status` is the gauge until a session is open."""
     return AgentApp(
         backend=backend,
         backend_loader=backend_loader,
@@ -410,4 +413,5 @@ def create_app(
         initial_prompt=initial_prompt,
         clock=clock,
         trust_question=trust_question,
+        status=status,
     )

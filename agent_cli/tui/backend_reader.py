@@ -51,6 +51,9 @@ class BackendReader:
     def sessions(self) -> list[SessionInfo]:
         return self._read(self.backend.sessions, [])
 
+    def sessions_passed_over(self) -> str:
+        return self._read(getattr(self.backend, "sessions_passed_over", lambda: ""), "")
+
     def conversation(self) -> list[Message]:
         return self._read(self.backend.conversation, [])
 

@@ -105,7 +105,8 @@ class CommandViews:
                 self.call_later(self.run_prompt, f"/resume {session_id}")
 
         others = [s for s in reader.sessions() if s.id != reader.session_id]  # not the one open now
-        self.push_screen(SessionsScreen(others, reader.session_id), callback=picked)
+        picker = SessionsScreen(others, reader.session_id, reader.sessions_passed_over())
+        self.push_screen(picker, callback=picked)
 
     def _pick_memory(self, files: list, note: str) -> None:
         def picked(choice: str | None) -> None:

@@ -86,6 +86,22 @@ async def test_sessions_are_listed_with_first_prompt_and_turns(workspace):
     assert store.resolve(first.session_id[:-2]) == first.session_id
 
 
+async def test_a_sessions_turns_are_the_prompts_left_after_its_rewinds(workspace):
+    """The picker and `agent sessions` count what `--resume` shows: a session of four prompts rewound
+    to before the second has one turn; rewound to before the first it has none, yet --continue
+    still takes it (it was used)."""
+    session = make_session(workspace, [{"text": t} for t in "abcd"])
+    for prompt in ("one", "two", "three", "four"):
+        await run(session, prompt)
+    await run(session, "/rewind 2 conversation")
+    store = SessionStore(workspace / ".agent" / "sessions")
+    info = store.info(session.session_id)
+    assert (info.turns, info.first_prompt) == (1, "one")
+    await run(session, "/rewind 1 conversation")
+    assert store.info(session.session_id).turns == 0
+    assert store.latest() == session.session_id
+
+
 async def test_our_files_stay_out_of_git_status(workspace):
     make_session(workspace, [])
     exclude = (workspace / ".git" / "info" / "exclude").read_text()

@@ -161,6 +161,9 @@ class FakeBackend:
     def sessions(self) -> list[SessionInfo]:
         return list(self._sessions)
 
+    def sessions_passed_over(self) -> str:
+        return ""
+
     def cost(self) -> dict[str, Any]:
         return {"cost_usd": 0.0123, "cache_hit_rate": 0.94}
 

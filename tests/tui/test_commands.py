@@ -7,6 +7,7 @@ from textual.widgets import DataTable, Markdown
 from tui_helpers import wait_until
 
 from agent_cli.agent.api import SessionInfo
+from agent_cli.core.events import Compacted
 from agent_cli.core.types import Block, Message
 from agent_cli.tui.app import AgentApp, create_app
 from agent_cli.tui.screens.context_screen import ContextScreen
@@ -54,13 +55,29 @@ async def test_compact_shows_a_notice_with_before_and_after() -> None:
             51_200,
             30_000,
         )
-        assert "51.2k → 30k tokens" in notice.title
+        assert notice.title == "⟳ compacted: T4 full compact · 51.2k → 30k tokens · /compact"
         assert notice.collapsed
         await pilot.click("CompactionNotice CollapsibleTitle")
         assert not notice.collapsed
         assert notice.query_one(Markdown).source == SUMMARY
         assert app.status_bar.gauge.label_text == "30k / 200k (15%)"
         assert backend.submitted == ["/compact keep the parser work"]
+
+
+async def test_a_compaction_notice_is_the_programs_and_says_why_in_words() -> None:
+    """T1 clearing old results is said as that, not as its trigger's name (`pressure`); the notice is
+    a muted line like the program's other notices, not the bar of a prompt the person typed."""
+    t1 = Compacted(tier="T1", trigger="pressure", before=12_000, after=9_500)
+    backend = FakeBackend({"go": [t1]})
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await run_command(app, pilot, "go")
+        await wait_until(pilot, lambda: bool(app.query(CompactionNotice)))
+        notice = app.query_one(CompactionNotice)
+        assert notice.title == "⟳ compacted: T1 micro-compact · 12k → 9.5k tokens · cleared old tool results"
+        prompt = app.query_one(UserMessage)
+        assert prompt.styles.border_left[0] and prompt.styles.background.a > 0  # the person's bar
+        assert not notice.styles.border_left[0] and notice.styles.background.a == 0
 
 
 async def test_summary_memory_todo_cost_export_show_their_text() -> None:

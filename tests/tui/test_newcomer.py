@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fake_backend import FakeBackend, tool_call
 from textual.widgets import OptionList
 from tui_helpers import FakeClock, type_text, wait_until
@@ -12,6 +13,7 @@ from agent_cli.agent.parts import SessionSetup
 from agent_cli.api.compose import compose_session
 from agent_cli.api.options import NO_KEY, Prepared
 from agent_cli.cli.tui_launch import tui_app
+from agent_cli.context.model import ContextConfig
 from agent_cli.core import events as ev
 from agent_cli.core.persisted import persisted_text
 from agent_cli.core.types import Block, Message
@@ -191,6 +193,21 @@ async def test_without_a_key_the_header_says_so_and_how_to_go_on() -> None:
         header = app.query_one(WelcomeHeader)
         await wait_until(pilot, lambda: "No API key found" in header.plain)
         assert "loading the model provider" not in header.plain and "agent --demo" in header.plain
+
+
+@pytest.mark.parametrize(("budget_tokens", "label"), [(200_000, "0 / 180k (0%)"), (12_000, "0 / 9.6k (0%)")])
+async def test_without_a_key_the_gauge_shows_the_budget_a_session_would_have(
+    workspace, monkeypatch, budget_tokens: int, label: str
+) -> None:
+    """Every session of the default model shows `/ 180k` (20,000 of 200,000 kept for the answer): so does
+    the gauge when no session can open, not the dataclass's 200k; a smaller budget shows as itself."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    app = tui_app(Prepared(Config(context=ContextConfig(budget_tokens=budget_tokens)), workspace))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: bool(app.query(ErrorMessage)))
+        assert app.startup_error == NO_KEY
+        assert app.status_bar.gauge.label_text == label
 
 
 async def test_a_provider_that_fails_to_load_is_said_in_the_header() -> None:

@@ -271,3 +271,32 @@ async def test_a_fetch_shows_its_url_host_and_the_domain_rule_always_saves() -> 
         clock.advance(1)
         await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
         assert fake.decisions == ["allow_always"]
+
+
+@pytest.mark.parametrize("rows", [14, 30])
+async def test_on_a_short_screen_the_detail_gives_way_to_the_buttons_and_the_hint(rows: int) -> None:
+    """At 14 rows the buttons and the hint were cut off: the detail shrinks (it scrolls) and the spacing
+    goes, so every answer stays in view; a tall screen keeps its spacing."""
+    script = "\n".join(f"echo step {i}" for i in range(12))
+    ask = Ask(
+        call=tool_call("p2", "bash", command=script),
+        target=script,
+        reason="bash asks in ask mode",
+        rule="saves the rule Bash(echo:*) for this session",
+        detail=script,
+        detail_kind="command",
+        cwd="/work/project",
+    )
+    app = create_app(backend=backend(ask))
+    async with app.run_test(size=(120, rows)) as pilot:
+        screen = await ask_and_wait(pilot, app)
+        hint, detail = screen.query_one("#permission-hint"), screen.query_one("#permission-detail")
+
+        def in_view(widget) -> bool:
+            return widget.region.height > 0 and widget.region.bottom <= rows
+
+        await wait_until(pilot, lambda: in_view(hint) and all(in_view(b) for b in screen.query(Button)))
+        assert in_view(detail) and detail.region.height >= 1
+        assert screen.has_class("-short") == (rows == 14)
+        if rows == 14:
+            assert detail.max_scroll_y > 0  # what does not fit scrolls

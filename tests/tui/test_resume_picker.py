@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.widgets import Static
 from tui_helpers import wait_until
 
 from agent_cli.agent.parts import SessionSetup
@@ -57,3 +58,26 @@ async def test_agent_resume_opens_the_picker_and_resumes_the_choice(workspace) -
         await wait_until(pilot, lambda: bool(app.query(AssistantMessage)))
         assert [m.text for m in app.query(UserMessage)] == ["why does the parser fail?"]
         assert "trailing commas" in app.query(AssistantMessage).last().text
+
+
+async def test_the_picker_says_which_sessions_it_passed_over(workspace) -> None:
+    """A session whose first line (its seal) is unreadable is not offered, and the picker says so under
+    the list, as `agent sessions` does, with how to open it anyway."""
+    kept = await _earlier_session(workspace)
+    unreadable = await _earlier_session(workspace)
+    log = workspace / ".agent" / "sessions" / unreadable / "events.jsonl"
+    log.write_text("{bad\n" + log.read_text().split("\n", 1)[1])
+    session = _session(workspace)
+
+    async def loader() -> AgentSession:
+        return session
+
+    app = create_app(backend_loader=loader, initial_prompt="/resume")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        picker = app.screen
+        assert [s.id for s in picker.sessions] == [kept]
+        note = str(picker.query_one("#sessions-passed-over", Static).render())
+        assert note == (
+            f"1 session passed over (with an unreadable first line); agent --resume {unreadable} opens it anyway"
+        )

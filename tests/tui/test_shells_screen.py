@@ -102,3 +102,26 @@ async def test_quitting_the_session_kills_what_still_runs(workspace: Path) -> No
     assert not group_alive(shell.pgid)
     assert session.shells.list()[0].status == "killed"
     assert not list((session.session_dir / "running").glob("*.json"))
+
+
+async def test_shells_screen_without_shells_says_so_and_offers_no_keys(workspace: Path) -> None:
+    """No empty list or output box, no `Enter`/`k` hint with nothing to act on: one line saying there
+    are none and how one starts."""
+    session = _session(workspace, [])
+    app = create_app(backend=session)
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await type_text(pilot, "/shells")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ShellsScreen), "the /shells screen")
+            screen = app.screen
+            empty = screen.query_one("#shells-empty", Static)
+            assert empty.display and "No background shells" in str(empty.render())
+            assert "bash with run_in_background" in str(empty.render())
+            assert not screen.query_one(OptionList).display
+            assert not screen.query_one("#shells-tail-scroll").display
+            assert screen.query_one("#shells-panel").border_subtitle == "Esc: close"
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, ShellsScreen), "the screen to close")
+    finally:
+        session.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from fake_backend import FakeBackend, Pause
+from rich.cells import cell_len
+from textual.widgets import Static
 from tui_helpers import type_text, wait_until
 
 from agent_cli.core.events import ContextStatus, ContextUpdate, TextDelta, UsageUpdate
@@ -102,3 +104,27 @@ def test_the_warning_starts_exactly_at_the_warning_fraction() -> None:
     assert warning_text(status(150_000)) == (
         "context 75% full — /compact to summarize now; auto-compaction at 83.5%"
     )
+
+
+@pytest.mark.parametrize(
+    ("width", "shown", "bar"),
+    [
+        (120, "claude-sonnet-5-5 · $0.0123 · cache 94% · ask", True),
+        (80, "claude-sonnet-5-5 · $0.0123 · ask", True),  # the cache rate goes first
+        (72, "claude-sonnet-5-5 · ask", True),  # then the cost
+        (50, "claude-sonnet-5-5 · ask", False),  # then the bar; its numbers stay
+    ],
+)
+async def test_a_narrow_status_bar_drops_the_least_needed_parts_first(
+    width: int, shown: str, bar: bool
+) -> None:
+    """At 50 columns the bar used to end `… claude-so`: the model and the mode stay readable."""
+    app = create_app(backend=FakeBackend(status=status(51_200)))
+    async with app.run_test(size=(width, 24)) as pilot:
+        details = app.status_bar.query_one(".status-details", Static)
+        await wait_until(pilot, lambda: "$" in app.status_bar.details_text)  # the cost has come
+        await wait_until(pilot, lambda: str(details.render()) == shown)
+        gauge = app.status_bar.gauge
+        assert gauge.bar_shown == bar and ("░" in str(gauge.render())) == bar
+        assert "51.2k / 200k (26%)" in str(gauge.render())
+        assert cell_len(shown) <= details.content_size.width  # nothing of it is cut off

@@ -8,6 +8,9 @@ answer); ↑↓ and the page keys scroll `DETAIL_ID`; once armed, Enter answers 
 every other key, and a held letter a key followed (Esc too), is typing and goes on to the prompt as
 `TypedThrough`, posted to the app, which outlives the question (Enter then reaches neither: nothing
 is sent behind a question); Space never answers.
+
+`DETAIL_ID` is also what gives way on a short screen: it shrinks (it scrolls) so the buttons and the
+hint stay in view, and when even that is not enough the spacing goes (`-short`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from agent_cli.tui.key_guard import KeyGuard
 
 ResultT = TypeVar("ResultT")
 HELD_HINT = "{key}: answering… a key typed now goes to your message instead"
+DETAIL_SHARE = 0.6  # of the screen's height, at most (as the CSS's 60vh)
+DETAIL_ROWS = 3  # fewer rows than this for the detail: the spacing goes first
 
 SCROLL_KEYS = {
     "up": "scroll_up",
@@ -60,6 +65,28 @@ class ArmedModal(ModalScreen[ResultT], Generic[ResultT]):
         self.guard.shown()
         self._refresh_armed()
         self.set_interval(0.05, self._refresh_armed)
+        self.call_after_refresh(self._fit_detail)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.remove_class("-short")
+        for detail in self.query(f"#{self.DETAIL_ID}") if self.DETAIL_ID else ():
+            detail.styles.max_height = None  # the CSS's again, then measured anew
+        self.call_after_refresh(self._fit_detail)
+
+    def _fit_detail(self) -> None:
+        """The detail gets the rows the rest of the dialog leaves (at most DETAIL_SHARE of the screen)."""
+        if not self.DETAIL_ID or not self.query(f"#{self.DETAIL_ID}"):
+            return
+        detail = self.query_one(f"#{self.DETAIL_ID}")
+        if detail.parent is None:
+            return
+        height = self.size.height
+        room = height - (detail.parent.outer_size.height - detail.outer_size.height)
+        if room < DETAIL_ROWS and not self.has_class("-short"):
+            self.add_class("-short")  # tighter spacing, then measured again
+            self.call_after_refresh(self._fit_detail)
+            return
+        detail.styles.max_height = max(1, min(room, int(height * DETAIL_SHARE)))
 
     def on_key(self, event: events.Key) -> None:
         event.stop()

@@ -1,4 +1,6 @@
-"""`/resume` without an id: pick an earlier session; dismisses with its id (None when cancelled)."""
+"""`/resume` without an id: pick an earlier session; dismisses with its id (None when cancelled).
+
+Under the list, a dim line on the sessions the list passes by (as `agent sessions` says it)."""
 
 from __future__ import annotations
 
@@ -32,10 +34,11 @@ class SessionsScreen(ModalScreen[str | None]):
     CSS_PATH = "sessions_screen.tcss"
     BINDINGS = [Binding("escape", "cancel", "cancel")]
 
-    def __init__(self, sessions: Sequence[SessionInfo], current_id: str = "") -> None:
+    def __init__(self, sessions: Sequence[SessionInfo], current_id: str = "", passed_over: str = "") -> None:
         super().__init__()
         self.sessions = list(sessions)
         self.current_id = current_id
+        self.passed_over = passed_over
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sessions-panel") as panel:
@@ -47,6 +50,8 @@ class SessionsScreen(ModalScreen[str | None]):
                 )
             else:
                 yield Static("No earlier sessions in this workspace.", id="sessions-empty")
+            if self.passed_over:
+                yield Static(Text(self.passed_over), id="sessions-passed-over")
 
     def on_mount(self) -> None:
         for options in self.query("#sessions-list").results(OptionList):

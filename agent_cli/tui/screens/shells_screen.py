@@ -16,7 +16,9 @@ from agent_cli.agent.api import BackgroundShells
 from agent_cli.core.events import ShellInfo
 
 TAIL_CHARS = 6_000
-EMPTY = "No background shells in this session. (bash with run_in_background starts one.)"
+EMPTY = "No background shells in this session: one starts when the model runs bash with run_in_background."
+HINT = "Enter: its output · k: kill · Esc: close"
+HINT_EMPTY = "Esc: close"  # nothing to show or kill
 
 
 def shell_label(info: ShellInfo) -> Text:
@@ -43,10 +45,10 @@ class ShellsScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="shells-panel") as panel:
             panel.border_title = "background shells"
-            panel.border_subtitle = "Enter: its output · k: kill · Esc: close"
+            panel.border_subtitle = HINT
             yield OptionList(id="shells-list")
             yield Static(EMPTY, id="shells-empty")
-            yield Static("", id="shells-note")
+            yield Static("", id="shells-note")  # what the last kill did (shown from then on)
             with VerticalScroll(id="shells-tail-scroll"):
                 yield Static("", id="shells-tail")
 
@@ -71,7 +73,13 @@ class ShellsScreen(ModalScreen[None]):
         ids = [i.id for i in infos]
         if ids:
             options.highlighted = ids.index(keep) if keep in ids else len(ids) - 1
+        # no shells: the line that says so, and no list, output box or keys that would act on nothing
+        options.display = bool(infos)
         self.query_one("#shells-empty", Static).display = not infos
+        panel = self.query_one("#shells-panel")
+        panel.border_subtitle = HINT if infos else HINT_EMPTY
+        panel.set_class(not infos, "-empty")  # as tall as its one line
+        self.query_one("#shells-tail-scroll").display = bool(self.shown_id)
         if self.shown_id:
             self._show_tail(self.shown_id)
 
@@ -81,6 +89,7 @@ class ShellsScreen(ModalScreen[None]):
 
     def _show_tail(self, shell_id: str) -> None:
         self.shown_id = shell_id
+        self.query_one("#shells-tail-scroll").display = bool(shell_id)
         tail = self.shells.tail(shell_id, TAIL_CHARS) if shell_id else ""
         body = self.query_one("#shells-tail", Static)
         body.border_title = f"{shell_id}: the last {TAIL_CHARS:,} chars" if shell_id else ""
@@ -92,7 +101,9 @@ class ShellsScreen(ModalScreen[None]):
         if not shell_id:
             return
         line, _ = await self.shells.kill(shell_id)
-        self.query_one("#shells-note", Static).update(Text(line))
+        note = self.query_one("#shells-note", Static)
+        note.update(Text(line))
+        note.display = True
         self.refresh_shells()
 
     def action_close(self) -> None:

@@ -1,4 +1,5 @@
-"""A compaction in the transcript: tier, tokens before → after, trigger; the summary expandable."""
+"""A compaction in the transcript: tier, tokens before → after, and why, in the person's words; the summary
+expandable. It is the program's notice, muted like the others, not the bar of a prompt the person typed."""
 
 from __future__ import annotations
 
@@ -22,11 +23,36 @@ TIER_NAMES: dict[str, str] = {
 }
 
 
+# Why a compaction ran, by its trigger (context/policy.py, context/tiers/): the internal names say
+# nothing to a person ("pressure" is T1's every-request bet, at 6% of the budget as at 90%).
+TRIGGER_WORDS: dict[str, str] = {
+    "pressure": "cleared old tool results",
+    "cache_cold": "cache expired: cleared old tool results",
+    "manual": "/compact",
+    "auto": "context near full",
+    "overflow": "the model refused a prompt too long",
+    "no_summarizer": "no summarizer: kept a plain summary",
+    "summarizer_failed": "the summary failed: kept a plain summary",
+    "subtask": "a finished todo item folded",
+    "digest": "old tool calls digested",
+    "ingest": "a large output stored aside",
+    "masking": "old tool results masked",
+    "api_clear": "the API's context editing",
+    "api_compact": "the API's compaction",
+}
+
+
+def trigger_words(tier: str, trigger: str) -> str:
+    if tier == "clear":
+        return "/clear"
+    return TRIGGER_WORDS.get(trigger or "auto", trigger)
+
+
 def compaction_title(tier: str, trigger: str, before: int, after: int) -> str:
     name = TIER_NAMES.get(tier, tier)
     label = f"{tier} {name}" if name != tier else tier
     saved = f" · {format_tokens(before)} → {format_tokens(after)} tokens"
-    return f"⟳ compacted: {label}{saved} · {trigger or 'auto'}"
+    return f"⟳ compacted: {label}{saved} · {trigger_words(tier, trigger)}"
 
 
 class CompactionNotice(Collapsible):
@@ -35,10 +61,9 @@ class CompactionNotice(Collapsible):
         margin: 1 0 0 0;
         padding: 0;
         border: none;
-        border-left: outer $accent;
-        background: $accent 8%;
+        background: transparent;
     }
-    CompactionNotice CollapsibleTitle { color: $text-accent; padding: 0 1; }
+    CompactionNotice CollapsibleTitle { color: $text-muted; padding: 0 1; }
     CompactionNotice > Contents { padding: 0 1 0 3; height: auto; }
     CompactionNotice Markdown { margin: 0; padding: 0; background: transparent; }
     CompactionNotice .compaction-refs { color: $text-muted; }

@@ -67,7 +67,17 @@ class ContextGauge(Static):
     def __init__(self, status: ContextStatus | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.status = status or ContextStatus()
+        self.bar_shown = True  # a narrow status bar keeps the numbers only (status_bar.py)
         self._apply()
+
+    def width_needed(self, bar: bool) -> int:
+        """Columns the gauge takes with its bar or without it."""
+        return len(self.label_text) + (BAR_WIDTH + 1 if bar else 0)
+
+    def show_bar(self, shown: bool) -> None:
+        if shown != self.bar_shown:
+            self.bar_shown = shown
+            self._apply()
 
     @property
     def label_text(self) -> str:
@@ -85,7 +95,7 @@ class ContextGauge(Static):
         level = self.level
         for name in ("ok", "warn", "danger"):
             self.set_class(name == level, f"-{name}")
-        bar, mark = gauge_bar(self.status)
+        bar, mark = gauge_bar(self.status) if self.bar_shown else ("", None)
         text = Text()
         for i, char in enumerate(bar):
             if i == mark:
@@ -94,6 +104,6 @@ class ContextGauge(Static):
                 text.append(char, style="dim")
             else:
                 text.append(char)
-        text.append(f" {self.label_text}")
+        text.append(f" {self.label_text}" if bar else self.label_text)
         self.update(text)
         self.tooltip = self.status.budget_explained()

@@ -163,6 +163,9 @@ class Checkpoints:
             "GIT_COMMITTER_EMAIL": "agent@localhost",
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
+            # every path we hand git is a file's name, never a pattern: `:(icase)A`, `:(exclude)x`
+            # or `[ab]` (a name a command in the sandbox can make) would otherwise be read as one
+            "GIT_LITERAL_PATHSPECS": "1",
         }
         env.pop("GIT_DIR", None)
         env.pop("GIT_WORK_TREE", None)

@@ -162,3 +162,26 @@ async def test_a_checkpoint_that_fails_in_any_way_is_one_warning_and_the_call_go
     assert len(said) == 1 and said[0].level == "warning"
     assert said[0].text.startswith("checkpoints are off: UnicodeDecodeError")
     log.close()
+
+
+def test_names_that_look_like_pathspec_magic_or_globs_are_restored_as_names(tmp_path):
+    """git reads `:(icase)A`, `:(exclude)x` and `[ab]` as patterns unless told the paths are
+    literal: a file the sandbox made with such a name was silently left as it was (or failed the
+    whole rewind), so /rewind did not undo what a command in the workspace did."""
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    names = [":(icase)A", ":(exclude)zzz", "[ab]", "star*", "q?"]
+    for name in names:
+        (ws / name).write_text("then")
+    (ws / "a").write_text("a then")
+    big = ws / ":(glob)big*"
+    big.write_bytes(b"x" * 2000)
+    cp = Checkpoints(ws, session, max_file_bytes=1000)
+    snap = cp.snapshot("before prompt 1")
+    assert snap.skipped == (":(glob)big*",)
+    for name in names:
+        (ws / name).write_text("now")
+    done = cp.restore(snap.commit)
+    assert sorted(done.restored) == sorted(names)
+    assert all((ws / name).read_text() == "then" for name in names)
+    assert (ws / "a").read_text() == "a then" and big.exists()

@@ -185,3 +185,26 @@ def test_names_that_look_like_pathspec_magic_or_globs_are_restored_as_names(tmp_
     assert sorted(done.restored) == sorted(names)
     assert all((ws / name).read_text() == "then" for name in names)
     assert (ws / "a").read_text() == "a then" and big.exists()
+
+
+def test_a_shadow_repository_that_points_git_elsewhere_runs_nothing(tmp_path):
+    """A session a repository ships holds its own `checkpoints.git`: its config is rewritten, but a
+    `commondir` file made git read the config of a folder next to it, whose filter driver ran a
+    command, unsandboxed, at the first checkpoint after `--resume`."""
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hi\n")
+    (ws / ".gitattributes").write_text("* filter=x\n")
+    cp = Checkpoints(ws, session)
+    cp.snapshot("ours")  # a shadow repository, as one is shipped
+    evil = cp.git_dir / "evil"
+    evil.mkdir()
+    for name in ("objects", "refs"):
+        (evil / name).symlink_to(cp.git_dir / name)
+    (evil / "HEAD").write_text("ref: refs/heads/master\n")
+    ran = tmp_path / "ran"
+    (evil / "config").write_text(f'[core]\n\tbare = false\n[filter "x"]\n\tclean = touch {ran} && cat\n')
+    (cp.git_dir / "commondir").write_text("evil\n")
+    (ws / "a.txt").write_text("changed\n")
+    Checkpoints(ws, session).snapshot("shipped")
+    assert not ran.exists()

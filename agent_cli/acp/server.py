@@ -41,6 +41,16 @@ from agent_cli.api import Options
 log = logging.getLogger("agent.acp")
 
 
+def opened_warnings(live: Live) -> list[str]:
+    """What opening the session found, taken from the backend (which would say it at the first
+    prompt): to be said now, once."""
+    backend = live.session.backend
+    warnings = list(getattr(backend, "warnings", ()))
+    if warnings:
+        backend.warnings = []
+    return warnings
+
+
 class AcpAgent:
     """acp.Agent for `agent acp`. `base` are the options the command was started with (model,
     permission mode, …); each session gets them with the client's cwd and MCP servers."""
@@ -98,6 +108,9 @@ class AcpAgent:
         problems: list[str] = []
         if live is None:
             live, problems = await self._open(cwd, mcp_servers, session_id)
+            # before its history: that it is someone else's (no seal), or what else opening it found
+            for warning in opened_warnings(live):
+                await self.send(live.id, update_agent_message_text(f"[warning] {warning}\n\n"))
         assert live.updates is not None
         for update in replay(live.session.backend.conversation(), live.updates):
             await self.send(live.id, update)

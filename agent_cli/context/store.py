@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 from pathlib import Path
@@ -123,10 +124,17 @@ class DirStore:
         if not is_valid_ref(ref):
             return None
         target = self.directory / f"{ref}.txt"
-        try:
-            data = target.read_bytes()
+        try:  # never through a link: a shipped session's `tool-results/x.txt` naming ~/.ssh/id_rsa
+            if self.directory.is_symlink():
+                return None
+            with open(os.open(target, os.O_RDONLY | os.O_NOFOLLOW), "rb") as fh:
+                data = fh.read()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return None
+            raise
         try:
             return data.decode(_ENCODING, _ERRORS)
         except UnicodeDecodeError:

@@ -163,10 +163,14 @@ class Checkpoints:
             "GIT_COMMITTER_EMAIL": "agent@localhost",
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_TERMINAL_PROMPT": "0",
+            # every path we hand git is a file's name, never a pattern: `:(icase)A`, `:(exclude)x`
+            # or `[ab]` (a name a command in the sandbox can make) would otherwise be read as one
+            "GIT_LITERAL_PATHSPECS": "1",
         }
-        env.pop("GIT_DIR", None)
-        env.pop("GIT_WORK_TREE", None)
-        env.pop("GIT_INDEX_FILE", None)
+        for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
+            env.pop(name, None)
+        if with_tree:  # its `commondir` file is ignored: one a shipped session holds sends git to a
+            env["GIT_COMMON_DIR"] = str(self.git_dir)  # config of its own (a filter driver runs code)
         try:
             done = subprocess.run(
                 cmd + list(args),

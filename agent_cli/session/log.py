@@ -24,7 +24,7 @@ from agent_cli.core.surrogates import scrub_json
 from agent_cli.core.types import Message, Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.recovery import MESSAGE_EVENTS, mend, set_aside_torn_tail
-from agent_cli.session.seal import NOT_YOURS, UNREADABLE, SessionSeal, passed_over
+from agent_cli.session.seal import NOT_YOURS, UNREADABLE, SessionSeal, first_line, passed_over
 from agent_cli.session.shapes import check_event
 from agent_cli.session.timeline import effective_events, is_prompt
 
@@ -301,8 +301,7 @@ class SessionStore:
         if self.seal is None:
             return ""
         try:
-            with (self.path(session_id) / EVENTS).open("rb") as fh:
-                start = json.loads(fh.readline())
+            start = json.loads(first_line(self.path(session_id) / EVENTS))
             check_event(start)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return UNREADABLE

@@ -8,11 +8,13 @@ a tool the last process was running when it died gets its "interrupted" result.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_cli.core.errors import SessionError
 from agent_cli.core.types import Usage
 from agent_cli.session.lock import SessionLock
 from agent_cli.session.log import EVENTS, EventLog, SessionStore, new_session_id, read_events
@@ -55,7 +57,9 @@ def open_log(
     warnings: list[str] = []
     if resume_id:
         source_id = store.resolve(resume_id)
+        refuse_links(store.path(source_id), source_id)
         session_id = source_id
+        yours = store.sealed(source_id)
         if fork:
             session_id = new_session_id(now)
             source = read_events(store.path(source_id) / EVENTS)
@@ -66,12 +70,12 @@ def open_log(
                 store.path(session_id),
                 source_id,
                 session_id,
-                store.seal_of(session_id),
+                store.seal_of(session_id) if yours else {},  # a copy of someone else's is still theirs
             )
             warnings.append(f"forked session {source_id} into {session_id}")
-        if not fork and not store.sealed(session_id):
+        if not yours:
             warnings.append(
-                f"session {session_id} was not recorded by you on this machine (no valid seal): a "
+                f"session {source_id} was not recorded by you on this machine (no valid seal): a "
                 "repository can ship a session, so read its history as someone else's words"
             )
         session_dir = store.path(session_id)
@@ -82,7 +86,7 @@ def open_log(
         loaded = read_events(log.path)
         events = loaded.events
         warnings += log.warnings + loaded.warnings
-        for event in events:
+        for event in events if yours else ():  # someone else's log does not pick your model
             if event.get("type") == "config" and event.get("model"):
                 model = event["model"]
     else:
@@ -107,6 +111,23 @@ def open_log(
     others = (store.path(o) for o in store.ids() if o != session_id and has_records(store.path(o)))
     warnings += reap_abandoned(o for o in others if store.sealed(o.name))
     return OpenedLog(session_id, session_dir, log, events, model, processes, tuple(warnings))
+
+
+def refuse_links(session_dir: Path, session_id: str) -> None:
+    """SessionError when the session's folder is, or holds, a symbolic link. We never make one; a
+    session a repository ships could link its log, stored outputs (`recall`), note or checkpoint
+    repository to a file or repository outside the workspace, to be read into the context or
+    written without a question."""
+    found = session_dir if session_dir.is_symlink() else None
+    for top, dirs, files in os.walk(session_dir) if found is None else ():
+        found = next((Path(top, n) for n in (*dirs, *files) if Path(top, n).is_symlink()), None)
+        if found is not None:
+            break
+    if found is not None:
+        raise SessionError(
+            f"session {session_id} holds a symbolic link ({found}): a session's files are the "
+            "agent's own, so it is not opened"
+        )
 
 
 def restore_totals(

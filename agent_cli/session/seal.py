@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from agent_cli.core.files import open_private, private_dir
@@ -85,8 +86,23 @@ class SessionSeal:
         return key
 
 
+FIRST_LINE_BYTES = 1 << 20  # a session_start is far shorter; a log's first line longer is unreadable
 UNREADABLE = "unreadable"  # the first line (the session_start that holds the seal) cannot be read
 NOT_YOURS = "not yours"  # no valid seal under this person's key
+
+
+def first_line(path: Path) -> bytes:
+    """A log's first line, for its seal: OSError unless `path` is a regular file (not a link to one:
+    a planted `events.jsonl` naming `/dev/zero` or a FIFO would hang `--continue` and `agent
+    sessions`), ValueError when it is over FIRST_LINE_BYTES."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        line = fh.readline(FIRST_LINE_BYTES + 1)
+    if len(line) > FIRST_LINE_BYTES:
+        raise ValueError("the first line is too long")
+    return line
 
 
 def passed_over(passed: list[tuple[str, str]], seal: SessionSeal | None) -> str:

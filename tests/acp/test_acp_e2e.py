@@ -154,3 +154,27 @@ async def test_an_editor_without_fs_brings_an_image_a_file_link_and_its_mcp_serv
 
         shown = await asyncio.wait_for(conn.prompt(session_id=sid, prompt=[text_block("/context")]), WAIT)
         assert shown.stop_reason == "end_turn" and "tokens in use" in editor.text()
+
+
+async def test_loading_a_session_someone_else_recorded_warns_before_its_history(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """session/load of a session a repository shipped: the editor is told it is someone else's
+    before it shows that history as the conversation (the warning waited for the first prompt)."""
+    from tests.test_e2e_planted_session import PLANTED, plant
+
+    plant(workspace)
+    editor = Editor()
+    async with connected(editor, workspace, anthropic_env(workspace, fake_anthropic)) as (conn, _):
+        await conn.load_session(cwd=str(workspace), session_id=PLANTED, mcp_servers=[])
+        kinds = [u.session_update for u in editor.updates]
+        first_history = kinds.index("user_message_chunk")
+        said = [
+            u.content.text
+            for u in editor.updates[:first_history]
+            if u.session_update == "agent_message_chunk"
+        ]
+        assert any("was not recorded by you" in s for s in said), said
+        fake_anthropic.push(text("ok"))
+        await asyncio.wait_for(conn.prompt(session_id=PLANTED, prompt=[text_block("hi")]), WAIT)
+        assert editor.text().count("was not recorded by you") == 1  # told once

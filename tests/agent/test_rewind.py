@@ -162,3 +162,49 @@ async def test_a_checkpoint_that_fails_in_any_way_is_one_warning_and_the_call_go
     assert len(said) == 1 and said[0].level == "warning"
     assert said[0].text.startswith("checkpoints are off: UnicodeDecodeError")
     log.close()
+
+
+def test_names_that_look_like_pathspec_magic_or_globs_are_restored_as_names(tmp_path):
+    """git reads `:(icase)A`, `:(exclude)x` and `[ab]` as patterns unless told the paths are
+    literal: a file the sandbox made with such a name was silently left as it was (or failed the
+    whole rewind), so /rewind did not undo what a command in the workspace did."""
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    names = [":(icase)A", ":(exclude)zzz", "[ab]", "star*", "q?"]
+    for name in names:
+        (ws / name).write_text("then")
+    (ws / "a").write_text("a then")
+    big = ws / ":(glob)big*"
+    big.write_bytes(b"x" * 2000)
+    cp = Checkpoints(ws, session, max_file_bytes=1000)
+    snap = cp.snapshot("before prompt 1")
+    assert snap.skipped == (":(glob)big*",)
+    for name in names:
+        (ws / name).write_text("now")
+    done = cp.restore(snap.commit)
+    assert sorted(done.restored) == sorted(names)
+    assert all((ws / name).read_text() == "then" for name in names)
+    assert (ws / "a").read_text() == "a then" and big.exists()
+
+
+def test_a_shadow_repository_that_points_git_elsewhere_runs_nothing(tmp_path):
+    """A session a repository ships holds its own `checkpoints.git`: its config is rewritten, but a
+    `commondir` file made git read the config of a folder next to it, whose filter driver ran a
+    command, unsandboxed, at the first checkpoint after `--resume`."""
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hi\n")
+    (ws / ".gitattributes").write_text("* filter=x\n")
+    cp = Checkpoints(ws, session)
+    cp.snapshot("ours")  # a shadow repository, as one is shipped
+    evil = cp.git_dir / "evil"
+    evil.mkdir()
+    for name in ("objects", "refs"):
+        (evil / name).symlink_to(cp.git_dir / name)
+    (evil / "HEAD").write_text("ref: refs/heads/master\n")
+    ran = tmp_path / "ran"
+    (evil / "config").write_text(f'[core]\n\tbare = false\n[filter "x"]\n\tclean = touch {ran} && cat\n')
+    (cp.git_dir / "commondir").write_text("evil\n")
+    (ws / "a.txt").write_text("changed\n")
+    Checkpoints(ws, session).snapshot("shipped")
+    assert not ran.exists()

@@ -66,3 +66,17 @@ def test_safe_ref_keeps_good_ids_and_fixes_bad_ones():
     assert fixed != safe_ref("call:1/3")  # different ids stay different
     assert safe_ref("call:1/2") == fixed  # and stable
     assert is_valid_ref(safe_ref("///"))
+
+
+def test_a_stored_output_that_is_a_link_is_not_read(tmp_path):
+    """`recall` reads the store: a link planted there (to ~/.ssh/id_rsa) is no stored output."""
+    secret = tmp_path / "secret"
+    secret.write_text("KEY")
+    store = DirStore(tmp_path / "session")
+    store.put("toolu_real", "ours")
+    (store.directory / "toolu_x1.txt").symlink_to(secret)
+    assert store.get("toolu_real") == "ours" and store.get("toolu_x1") is None
+    linked = DirStore(tmp_path / "other")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "tool-results").symlink_to(store.directory)
+    assert linked.get("toolu_real") is None

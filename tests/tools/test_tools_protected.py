@@ -56,6 +56,10 @@ def write(path: str) -> dict:
         "sub/.git/hooks/pre-commit",
         "a/b/c/.Git/CONFIG",
         "vendor/lib/.git",  # a `gitdir:` pointer sends git to a config anywhere
+        ".pre-commit-config.yaml",  # its `repo: local` hooks run at the next `git commit`
+        ".husky/pre-commit",  # husky's hooksPath (.husky/_) runs these at the next `git commit`
+        ".husky/_/h",
+        ".envrc",  # direnv runs it on the next `cd` into the workspace (where it is whitelisted)
     ],
 )
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
@@ -74,6 +78,8 @@ def test_a_write_to_a_protected_path_asks_in_every_mode(ws: Path, mode: str, pat
         "agent.md",
         "sub/.git/objects/ab",
         "sub/git/config",
+        ".npmrc",  # npm runs the project's own scripts anyway: package.json is no more protected
+        "docs/pre-commit-config.yaml",
     ],
 )
 def test_ordinary_paths_are_not_protected(ws: Path, path: str) -> None:
@@ -144,10 +150,10 @@ def test_the_persons_config_folder_is_protected_where_the_environment_moves_it(
 def test_core_hooks_path_in_the_tree_is_protected(ws: Path) -> None:
     (ws / ".git").mkdir()
     (ws / ".git" / "config").write_text(
-        '[core]\n\tbare = false\n\thooksPath = ".husky"\n[user]\n\tname = x\n'
+        '[core]\n\tbare = false\n\thooksPath = ".githooks"\n[user]\n\tname = x\n'
     )
-    assert is_protected(ws / ".husky" / "pre-commit", ws) == ".husky (core.hooksPath)"
-    assert not is_protected(ws / "husky" / "pre-commit", ws)
+    assert is_protected(ws / ".githooks" / "pre-commit", ws) == ".githooks (core.hooksPath)"
+    assert not is_protected(ws / "githooks" / "pre-commit", ws)
 
 
 def test_the_layout_binds_what_exists_anchors_git_and_watches_what_does_not(tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ SHELL_STARTUP = (
 )
 # Relative to the workspace (and to any other writable root): git's executable config (its hooks,
 # `core.fsmonitor`, `core.hooksPath`, filters and aliases run code at the person's next git command),
-# submodule git dirs, our own folder, other agents' and editors' config that runs code.
+# submodule git dirs, our own folder, other agents' and editors' config that runs code, and the
+# config of hook managers whose installed hook runs it.
 # (`.git/commondir` and the linked worktrees' own `commondir` would point git at another config.)
 GIT_ENTRIES = (
     ".git/config",
@@ -54,6 +55,12 @@ WORKSPACE_ENTRIES = (
     ".gitmodules",
     ".gitconfig",
     ".ripgreprc",
+    # run at the person's next `git commit` (pre-commit's and husky's installed hooks read them) or
+    # `cd` (direnv, where the folder is whitelisted); `.npmrc` is not here: npm runs the project's
+    # package.json scripts anyway, and those are ordinary files
+    ".pre-commit-config.yaml",
+    ".husky",
+    ".envrc",
     *GIT_ENTRIES,
     *SHELL_STARTUP,
 )

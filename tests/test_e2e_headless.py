@@ -269,3 +269,24 @@ def test_stream_json_input_needs_stream_json_output(workspace: Path) -> None:
     assert (
         out.returncode == 2 and "--input-format stream-json needs --output-format stream-json" in out.stderr
     )
+
+
+def test_resume_with_model_runs_on_that_model_not_the_logs_last(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """`--resume ID --model M` is the person naming M now: the log's last /model used to win."""
+    fake_anthropic.push(text("first"))
+    first = agent(workspace, fake_anthropic, "-p", "hi", "--output-format", "json")
+    session = json.loads(first.stdout)["session_id"]
+    switched = agent(workspace, fake_anthropic, "-p", "/model claude-opus-4-6", "--resume", session)
+    assert switched.returncode == 0, switched.stderr
+    fake_anthropic.push(text("second"), text("third"))
+    assert (
+        agent(
+            workspace, fake_anthropic, "-p", "go on", "--resume", session, "--model", "claude-haiku-4-5"
+        ).returncode
+        == 0
+    )
+    assert fake_anthropic.requests[-1]["model"] == "claude-haiku-4-5"
+    assert agent(workspace, fake_anthropic, "-p", "and on", "--resume", session).returncode == 0
+    assert fake_anthropic.requests[-1]["model"] == "claude-haiku-4-5"  # kept, as a /model would be

@@ -101,6 +101,9 @@ class Session:
             file_access=self.files,
         )
         self._backend.warnings += prepared.notes  # told with what opening the session found
+        wanted = self.options.model  # `--resume ID --model M`: M, not the log's last /model
+        if prepared.resume_id and wanted and self._backend.model != wanted:
+            self._backend.set_model(wanted)
         if self._backend.mcp is not None:
             self._backend.mcp.start()  # on this loop: servers connect while the prompt is prepared
         return self

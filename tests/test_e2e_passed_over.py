@@ -52,6 +52,12 @@ def test_a_newest_session_with_a_corrupt_first_line_is_named_not_silently_skippe
     data = json.loads(cont.stdout)
     assert data["session_id"] == older
     assert any("passed over" in w and newer in w for w in data["warnings"]), data["warnings"]
+    listed = agent(workspace, "-p", "/resume", "--continue", "--script", script, "--output-format", "json")
+    said = json.loads(listed.stdout)["result"]
+    assert (
+        older in said
+        and f"1 session passed over (with an unreadable first line); agent --resume {newer}" in said
+    )
 
 
 def test_a_seal_key_that_cannot_be_kept_is_said_at_once_and_by_continue(workspace, script):

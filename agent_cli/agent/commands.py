@@ -241,10 +241,13 @@ async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
             f"- `{s.id}` {s.started_at} — {s.turns} turn{'s' * (s.turns != 1)} — {s.first_prompt[:60]}"
             for s in session.sessions()
         ]
+        passed = session.sessions_passed_over()  # as `agent sessions` and the picker say it
         return CommandResult(
             "resume",
-            "Sessions in this workspace:\n" + ("\n".join(rows) or "(none)"),
-            {"sessions": [s.__dict__ for s in session.sessions()]},
+            "Sessions in this workspace:\n"
+            + ("\n".join(rows) or "(none)")
+            + (f"\n\n{passed}" if passed else ""),
+            {"sessions": [s.__dict__ for s in session.sessions()], "passed_over": passed},
         )
     session.switch(arg)
     return CommandResult(

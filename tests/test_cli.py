@@ -251,3 +251,13 @@ def test_a_bad_option_in_a_json_run_is_the_result_object_too(workspace):
         assert bad[0] in data["result"] and "see `agent --help`" in out.stderr
     helped = agent(workspace, "-p", "--output-format", "json", "--help")
     assert helped.returncode == 0 and "Usage:" in helped.stdout
+
+
+def test_a_budget_the_fixed_prompt_alone_fills_is_said_at_the_start(workspace):
+    """--budget-tokens 1000 passes the floor but leaves 800 tokens for a ~3.8k system prompt and tools."""
+    out = agent(workspace, "-p", "hi", "--demo", "--budget-tokens", "1000", "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    (said,) = [w for w in json.loads(out.stdout)["warnings"] if w.startswith("the context budget")]
+    assert "(800 tokens) is no more than the system prompt and tools alone" in said
+    roomy = agent(workspace, "-p", "hi", "--demo", "--budget-tokens", "20000", "--output-format", "json")
+    assert not [w for w in json.loads(roomy.stdout)["warnings"] if w.startswith("the context budget")]

@@ -101,6 +101,13 @@ class Session:
             file_access=self.files,
         )
         self._backend.warnings += prepared.notes  # told with what opening the session found
+        status = self._backend.engine.status()  # a budget the system prompt and tools alone fill
+        if not self._backend.engine.messages and status.used >= status.budget:
+            self._backend.warnings.append(
+                f"the context budget ({status.budget:,} tokens) is no more than the system prompt and "
+                f"tools alone ({status.used:,}): every request will be over it; give a larger "
+                "--budget-tokens"
+            )
         wanted = self.options.model  # `--resume ID --model M`: M, not the log's last /model
         if prepared.resume_id and wanted and self._backend.model != wanted:
             self._backend.set_model(wanted)

@@ -55,6 +55,7 @@ def open_log(
     """A new session's log (deferred: written at the first prompt), an earlier one's, or a fork's."""
     events: list[Event] = []
     warnings: list[str] = []
+    yours = True  # a new session is the person's own
     if resume_id:
         source_id = store.resolve(resume_id)
         refuse_links(store.path(source_id), source_id)
@@ -102,7 +103,7 @@ def open_log(
                 f"(agent --resume {session_id} opens it)"
             )
     processes = ProcessRecords(session_dir)
-    if resume_id and not fork and store.sealed(session_id):
+    if resume_id and not fork and yours:
         for note in processes.reap():
             warnings.append(note)
             log.append("reaped", message=note)

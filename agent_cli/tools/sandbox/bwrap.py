@@ -141,16 +141,22 @@ class Sandbox:
         """One line when every bash call will be refused whatever the command (yolo, or mode "on",
         without a usable bwrap): said at the start, not only in each call's result; "" otherwise."""
         if self.policy.mode == "off" or (self.policy.mode == "auto" and permission_mode != "yolo"):
-            return ""
+            return ""  # nothing to refuse: no probe at start-up
         status = self.status()
-        if status.available:
-            return ""
-        why = (
-            'sandbox mode is "on"'
-            if self.policy.mode == "on"
-            else "yolo mode runs commands only in a sandbox"
-        )
-        return f"bash will be refused: {why}, and {status.problem}. Fix: {status.fix}"
+        refusal = "" if status.available else self._unconfinable(permission_mode, status)
+        return refusal.replace("bash refused: ", "bash will be refused: ", 1)
+
+    def _unconfinable(self, permission_mode: str, status: SandboxStatus) -> str:
+        """The refusal every command meets when bwrap cannot run here ("" in ask and auto-edit: the
+        person approves each command, as without a sandbox)."""
+        if self.policy.mode == "on":
+            return f'bash refused: sandbox mode is "on" but {status.problem}. Fix: {status.fix}.'
+        if permission_mode == "yolo":
+            return (
+                f"bash refused: yolo mode runs commands only in a sandbox, and {status.problem}. "
+                f"Fix: {status.fix} (or set {OPT_OUT} to run commands unconfined)."
+            )
+        return ""
 
     def launch(self, permission_mode: str, escape: bool) -> Launch:
         """How a command runs now. `escape`: the model asked to run it outside the sandbox (the
@@ -169,19 +175,7 @@ class Sandbox:
         status = self.status()
         if status.available:
             return self._confined(read_only=permission_mode == "plan")
-        if mode == "on":
-            return Launch(
-                refusal=f'bash refused: sandbox mode is "on" but {status.problem}. Fix: {status.fix}.'
-            )
-        if permission_mode == "yolo":
-            return Launch(
-                refusal=(
-                    f"bash refused: yolo mode runs commands only in a sandbox, and {status.problem}. "
-                    f"Fix: {status.fix} (or set {OPT_OUT} to run commands unconfined)."
-                )
-            )
-        # ask / auto-edit (and plan, by rules only): the person approves each command, as without a sandbox
-        return Launch()
+        return Launch(refusal=self._unconfinable(permission_mode, status))
 
     def _confined(self, read_only: bool) -> Launch:
         """A confined launch; the protected paths that do not exist yet are watched until `settle`."""

@@ -60,6 +60,10 @@ def write(path: str) -> dict:
         ".husky/pre-commit",  # husky's hooksPath (.husky/_) runs these at the next `git commit`
         ".husky/_/h",
         ".envrc",  # direnv runs it on the next `cd` into the workspace (where it is whitelisted)
+        "lefthook.yml",  # lefthook's installed hooks read it at every `git commit`
+        ".lefthook-local.json",
+        ".config/lefthook.toml",
+        ".lefthook/pre-commit/run.sh",
     ],
 )
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
@@ -80,6 +84,8 @@ def test_a_write_to_a_protected_path_asks_in_every_mode(ws: Path, mode: str, pat
         "sub/git/config",
         ".npmrc",  # npm runs the project's own scripts anyway: package.json is no more protected
         "docs/pre-commit-config.yaml",
+        ".config/tool.yml",  # only lefthook's names in `.config/` are protected
+        "docs/lefthook.yml",
     ],
 )
 def test_ordinary_paths_are_not_protected(ws: Path, path: str) -> None:

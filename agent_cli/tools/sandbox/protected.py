@@ -46,6 +46,19 @@ GIT_ENTRIES = (
     ".git/modules",
     ".git/worktrees",
 )
+# lefthook reads its config at every hook it installed (https://lefthook.dev/configuration): each
+# format, with or without a leading dot or in `.config/` (no dot), and its `-local` twin; scripts
+# live in `.lefthook/` and `.lefthook-local/`.
+LEFTHOOK_ENTRIES = (
+    *(
+        f"{where}lefthook{local}.{ext}"
+        for where in ("", ".", ".config/")
+        for local in ("", "-local")
+        for ext in ("yml", "yaml", "toml", "json", "jsonc")
+    ),
+    ".lefthook",
+    ".lefthook-local",
+)
 WORKSPACE_ENTRIES = (
     ".agent",
     ".claude",
@@ -55,12 +68,13 @@ WORKSPACE_ENTRIES = (
     ".gitmodules",
     ".gitconfig",
     ".ripgreprc",
-    # run at the person's next `git commit` (pre-commit's and husky's installed hooks read them) or
+    # run at the person's next `git commit` (pre-commit's, husky's, lefthook's hooks read them) or
     # `cd` (direnv, where the folder is whitelisted); `.npmrc` is not here: npm runs the project's
     # package.json scripts anyway, and those are ordinary files
     ".pre-commit-config.yaml",
     ".husky",
     ".envrc",
+    *LEFTHOOK_ENTRIES,
     *GIT_ENTRIES,
     *SHELL_STARTUP,
 )

@@ -9,6 +9,7 @@ a tool the last process was running when it died gets its "interrupted" result.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,19 +116,27 @@ def open_log(
 
 
 def refuse_links(session_dir: Path, session_id: str) -> None:
-    """SessionError when the session's folder is, or holds, a symbolic link. We never make one; a
-    session a repository ships could link its log, stored outputs (`recall`), note or checkpoint
-    repository to a file or repository outside the workspace, to be read into the context or
-    written without a question."""
-    found = session_dir if session_dir.is_symlink() else None
+    """SessionError when the session's folder is, or holds, a symbolic link or a file that is not a
+    regular one. We never make either; a session a repository ships could link its log, stored
+    outputs (`recall`), note or checkpoint repository to a file or repository outside the workspace,
+    to be read into the context or written without a question, or make its log a FIFO that hangs
+    the resume."""
+    found, what = (session_dir, "a symbolic link") if session_dir.is_symlink() else (None, "")
     for top, dirs, files in os.walk(session_dir) if found is None else ():
-        found = next((Path(top, n) for n in (*dirs, *files) if Path(top, n).is_symlink()), None)
+        for name in (*dirs, *files):
+            path = Path(top, name)
+            if path.is_symlink():
+                found, what = path, "a symbolic link"
+            elif name in files and not stat.S_ISREG(path.lstat().st_mode):
+                found, what = path, "a special file (not a regular one)"
+            if found is not None:
+                break
         if found is not None:
             break
     if found is not None:
         raise SessionError(
-            f"session {session_id} holds a symbolic link ({found}): a session's files are the "
-            "agent's own, so it is not opened"
+            f"session {session_id} holds {what} ({found}): a session's files are the agent's own, "
+            "so it is not opened"
         )
 
 

@@ -9,8 +9,10 @@ import subprocess
 
 import pytest
 
+from agent_cli.core.errors import SessionError
 from agent_cli.session.lock import SessionLocked
 from agent_cli.session.log import SessionStore
+from agent_cli.session.opening import refuse_links
 from agent_cli.session.processes import ProcessRecords, live_members, proc_stat
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.bash import run_command
@@ -228,3 +230,18 @@ async def test_a_lost_plain_reply_between_two_prompts_keeps_its_place(workspace)
     assert "a message was lost here" in resumed.engine.messages[1].text
     assert resumed.engine.messages[2:] == session.engine.messages[2:]
     assert (await run(resumed, "third"))[-1].result == "three"
+
+
+@pytest.mark.parametrize("special", ["fifo", "link"])
+def test_a_session_holding_a_fifo_or_a_link_is_refused_at_once(workspace, special):
+    """A shipped session whose log is a FIFO hung `--resume` on the first read; one whose file links
+    outside had it read into the context. Either is refused before anything is opened."""
+    folder = workspace / ".agent" / "sessions" / "planted"
+    folder.mkdir(parents=True)
+    log = folder / "events.jsonl"
+    os.mkfifo(log) if special == "fifo" else log.symlink_to("/etc/hostname")
+    with pytest.raises(SessionError, match="special file" if special == "fifo" else "symbolic link"):
+        refuse_links(folder, "planted")
+    log.unlink()
+    log.write_text("{}\n")
+    refuse_links(folder, "planted")  # a regular log is opened

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fake_backend import FakeBackend, Pause
 from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownParagraph
 from tui_helpers import type_text, wait_until
 
 from agent_cli.agent.api import COMMANDS, SessionInfo
@@ -145,3 +146,17 @@ async def test_the_status_bar_cost_includes_what_compact_spent(workspace) -> Non
         await _command(app, pilot, "/compact")
         assert session.totals.cost_usd > before  # the summary was paid for
         await wait_until(pilot, lambda: f"${session.totals.cost_usd:.4f}" in app.status_bar.details_text)
+
+
+async def test_a_single_newline_in_an_answer_stays_a_line_break() -> None:
+    """CommonMark joins "red,\\nViolets" into one line; the model meant two (as Claude Code shows)."""
+    backend = FakeBackend({"go": [ev.TextDelta(text="Roses are red,\nViolets are blue.\n\nNext one.")]})
+    app = create_app(backend=backend)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.turn_running and app.query(AssistantMessage))
+        answer = app.query_one(AssistantMessage)
+        await wait_until(pilot, lambda: len(answer.query(MarkdownParagraph)) == 2)
+        first, second = answer.query(MarkdownParagraph)
+        assert first.size.height == 2 and second.size.height == 1

@@ -3,14 +3,35 @@
 Appending goes through Textual's MarkdownStream, which parses only the tail of the document and
 merges fragments that arrive faster than the screen can paint, so a long answer does not re-render
 from the top on every token.
+
+A single newline in the model's text stays a line break (as Claude Code and Codex show it), not the
+space CommonMark makes of it: the model writes lines it means as lines (an address, a short list
+without bullets, a poem), and never wraps its prose by hand.
 """
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
+
+
+def _keep_line_breaks(state: StateCore) -> None:
+    """A markdown-it core rule: every soft break becomes a hard one."""
+    for token in state.tokens:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+
+
+def answer_parser() -> MarkdownIt:
+    """The parser of the model's answers: Textual's own ("gfm-like"), keeping line breaks."""
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("keep_line_breaks", _keep_line_breaks)
+    return parser
 
 
 class AssistantMessage(Widget):
@@ -41,7 +62,7 @@ class AssistantMessage(Widget):
         return self._text
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self._initial)
+        yield Markdown(self._initial, parser_factory=answer_parser)
 
     async def append(self, fragment: str) -> None:
         if not fragment:

@@ -165,6 +165,7 @@ class Loop:
         self.requests_this_run = 0
         self._changed_this_run = False
         self.interrupt_reason = ""
+        self.calls.hook_stop = None
         emit(TurnStarted(prompt))
         self._close_dangling_user()
         submitted = await self.hooks.user_prompt_submit(prompt, emit)
@@ -198,6 +199,8 @@ class Loop:
                 if calls.ack is not None:  # a `!` command: its output waits for the next prompt
                     self._append("assistant", Message("assistant", (calls.ack,), self.turn), emit)
                     return self._finish(emit, "command", ran.text, is_error=ran.is_error)
+                if self.calls.hook_stop is not None:  # a hook stopped the turn at an `@` mention's read
+                    return self._finish(emit, "stopped_by_hook", self.calls.hook_stop)
             for step in itertools.count() if self.max_turns <= 0 else range(self.max_turns):
                 if compaction_due(self.engine.status()):
                     await self.hooks.pre_compact("auto", "", emit)
@@ -217,7 +220,6 @@ class Loop:
                     self._append("user", Message("user", (stop_feedback(resume),), self.turn), emit)
                     continue
                 results = []
-                self.calls.hook_stop = None
                 while pending:
                     batch = self.calls.batch(pending)
                     results += await asyncio.gather(*(self.calls.run(b, emit) for b in batch))

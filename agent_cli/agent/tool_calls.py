@@ -1,6 +1,7 @@
-"""One response's tool calls, run: PreToolUse hooks, the permission question (or the refusal a
-headless run gives), the tool itself, PostToolUse hooks, and the result block the model reads.
-Concurrency-safe calls (several `task` calls) run together; anything else one at a time.
+"""One response's tool calls, run: PreToolUse hooks (which may block a call, change its input or
+stop the turn), the permission question (or the refusal a headless run gives), the tool itself,
+PostToolUse (or PostToolUseFailure) hooks, and the result block the model reads, with what the hooks
+added to it. Concurrency-safe calls (several `task` calls) run together; anything else one at a time.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from agent_cli.context.offload import HOOK_FEEDBACK_TAG, hook_feedback
+from agent_cli.context.offload import with_hook_parts
 from agent_cli.core.events import (
     Event,
     Notice,
@@ -26,7 +27,7 @@ from agent_cli.extensions.hooks.api import HookRunner, PreToolOutcome, combine_p
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.permissions import Permissions
 from agent_cli.tools.preview import permission_preview
-from agent_cli.tools.registry import ToolRegistry, run_call
+from agent_cli.tools.registry import InputError, ToolRegistry, run_call, validate_input
 from agent_cli.tools.sandbox.bwrap import permission_note
 
 if TYPE_CHECKING:
@@ -37,8 +38,9 @@ Emit = Callable[[Event], None]
 
 class ToolCalls:
     """Runs tool calls for a loop. `first_change(emit)` is awaited before a call that may change the
-    workspace (the loop takes its checkpoint once per prompt). After a response's calls, `hook_stop`
-    holds a hook's `continue: false` reason and `metas` the facts tools reported for the ledger."""
+    workspace (the loop takes its checkpoint once per prompt). `hook_stop` holds a hook's `continue:
+    false` reason (the loop clears it at each prompt): once it is set, no later call runs, each gets a
+    result saying so, and the loop ends the turn. `metas`: the facts tools reported for the ledger."""
 
     def __init__(
         self,
@@ -58,7 +60,7 @@ class ToolCalls:
         self.log = log
         self.hooks = hooks
         self.first_change = first_change
-        self.hook_stop: str | None = None  # a hook's `continue: false` during this response's tools
+        self.hook_stop: str | None = None  # a hook's `continue: false` during this prompt's tools
         self.metas: list[tuple[str, dict]] = []
 
     def batch(self, pending: list[Block]) -> list[Block]:
@@ -81,17 +83,35 @@ class ToolCalls:
         yes an outside-the-workspace read would ask for (deny rules were checked before)."""
         call = ToolCall.from_block(block)
         tool = self.tools.get(call.name)
-        target = _target(tool, call)
         meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
+        if self.hook_stop is not None:  # a hook stopped the turn: the response's later calls do not run
+            return self._unrun(
+                call, _target(tool, call), meta, emit, f"a hook stopped the turn ({self.hook_stop})"
+            )
         hooked = await self.hooks.pre_tool_use(call, emit)
         self.hook_stop = self.hook_stop or hooked.stop
+        before = [hooked.context] if hooked.context else []  # what the model reads after the result
+        denied: str | None = None
+        given = hooked.updated_input if hooked.stop is None and hooked.blocked is None else None
+        given = given if tool is not None else None  # an unknown tool's call fails as it is
+        if given is not None and (denied := self._invalid(tool, call, given, emit)) is None:
+            call, mentioned = replace(call, input=dict(given)), False  # the person named another call
+            before.append(f"A PreToolUse hook changed this call's input to: {json.dumps(call.input)}")
+        target = _target(tool, call)
+        if hooked.stop is not None:
+            why = f"a PreToolUse hook stopped the turn: {hooked.stop}"
+            return self._unrun(call, target, meta, emit, why, before)
         if hooked.blocked is not None:
             emit(PermissionDenied(call, target, f"blocked by a PreToolUse hook: {hooked.blocked}"))
-            denied: str | None = hooked.blocked
-        else:
-            asks = tool is not None and not mentioned
-            denied = await self._permission(tool, call, target, emit, hooked) if asks else None
+            denied = hooked.blocked
+        elif denied is None and tool is not None and not mentioned:
+            denied = await self._permission(tool, call, target, emit, hooked)
+        if self.hook_stop is not None and not denied:  # a call run together with this one stopped the turn
+            return self._unrun(
+                call, target, meta, emit, f"a hook stopped the turn ({self.hook_stop})", before
+            )
         started = time.monotonic()  # after the person answered: the duration is the tool's own
+        after = ""
         if denied:
             result = ToolResult(denied, is_error=True)
         else:
@@ -100,11 +120,12 @@ class ToolCalls:
             emit(ToolStarted(call, target))
             ctx = replace(self.tool_ctx, call_id=call.id, emit=emit)  # per call: calls may run together
             result = await run_call(self.tools, call, ctx)
-            after = await self.hooks.post_tool_use(call, result, emit)
-            self.hook_stop = self.hook_stop or after.stop
-            if after.feedback:  # tagged, so the engine knows that part is ours (context/offload.py)
-                result = replace(result, output=hook_feedback(result.output, after.feedback))
-                meta = replace(meta, tag=HOOK_FEEDBACK_TAG)
+            hooked_after = await self.hooks.post_tool_use(call, result, emit)
+            self.hook_stop = self.hook_stop or hooked_after.stop
+            after = hooked_after.feedback
+        # tagged, so the engine knows the hooks' part is ours (context/offload.py)
+        output, tag = with_hook_parts(result.output, "\n".join(before), after)
+        result, meta = replace(result, output=output), replace(meta, tag=tag)
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))
         if result.meta:
@@ -117,6 +138,29 @@ class ToolCalls:
         if result.image is not None:  # read_file of a PNG: the image travels in the result
             block = replace(block, media_type=result.image.media_type, data=result.image.data)
         return block
+
+    def _invalid(self, tool, call: ToolCall, given, emit: Emit) -> str | None:
+        """Why a PreToolUse hook's updatedInput must not run (it does not fit the tool's schema), or
+        None: then the permission check judges it, as any input. Either way the log says so."""
+        given_json = json.loads(json.dumps(given, default=str))
+        try:
+            validate_input(getattr(tool, "accepts", tool.input_schema), given)
+        except InputError as exc:
+            reason = f"a PreToolUse hook changed the input of {call.name} to one that is not valid: {exc}"
+            emit(Notice(f"{reason}; the call was not run", "warning"))
+            self.log.append("tool_input", tool_use_id=call.id, rejected=given_json, reason=str(exc))
+            return f"Not run: {reason}."
+        self.log.append("tool_input", tool_use_id=call.id, input=given_json, original=call.input)
+        return None
+
+    def _unrun(
+        self, call: ToolCall, target: str, meta: BlockMeta, emit: Emit, why: str, before: Sequence[str] = ()
+    ) -> Block:
+        """The result of a call that does not run because a hook stopped the turn (`continue: false`):
+        every tool_use still gets its result."""
+        output, tag = with_hook_parts(f"Not run: {why}.", "\n".join(before), "")
+        emit(ToolFinished(call, target, output, True))
+        return Block.tool_result(call.id, output, True, replace(meta, tag=tag))
 
     async def _permission(
         self, tool, call: ToolCall, target: str, emit: Emit, hooked: PreToolOutcome | None = None

@@ -26,7 +26,14 @@ from agent_cli.core.persisted import (  # noqa: F401 - re-exported: the T0 vocab
     persisted_text,
     preview,
 )
-from agent_cli.core.tags import HOOK_FEEDBACK_TAG, element, escape_tags, has_program_tag
+from agent_cli.core.tags import (
+    HOOK_FEEDBACK_TAG,
+    HOOK_TAGS,
+    PRE_HOOK_TAG,
+    element,
+    escape_tags,
+    has_program_tag,
+)
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
 USER_CONTEXT_TAG = "user-context"
@@ -173,8 +180,9 @@ def neutral_results(message: Message) -> Message:
     """`message` with what its tool results carry from outside (files, commands, MCP servers)
     escaped so that it cannot forge one of our tags (core/tags.py). What the program itself put in a
     result stays as it is: the frame of a `<persisted-output>` element whose ref the block carries
-    (its preview was escaped when it was made) and a PostToolUse hook's `<post-tool-use-hook>` part
-    (escaped when it was wrapped). Idempotent: a message escaped once is returned unchanged."""
+    (its preview was escaped when it was made) and the hooks' `<pre-tool-use-hook>` and
+    `<post-tool-use-hook>` parts (escaped when they were wrapped). Idempotent: a message escaped once
+    is returned unchanged."""
     if message.role != "user":
         return message
     blocks = list(message.blocks)
@@ -190,8 +198,8 @@ def neutral_results(message: Message) -> Message:
 
 def _neutral_result_text(block: Block) -> str:
     text, ours = split_restored(block)
-    if block.meta.tag == HOOK_FEEDBACK_TAG:
-        cut = text.rfind(f"\n\n<{HOOK_FEEDBACK_TAG}>\n")
+    if block.meta.tag in HOOK_TAGS:  # the tag names the first of the hook parts, which end the text
+        cut = text.rfind(f"\n\n<{block.meta.tag}>\n")
         if cut >= 0:
             text, ours = text[:cut], text[cut:]
     opening = f'<{PERSISTED_TAG} ref="{block.meta.ref}"'
@@ -206,6 +214,16 @@ def hook_feedback(output: str, feedback: str) -> str:
     """A tool's output with a PostToolUse hook's feedback after it, as the model reads it (the
     result block is then tagged HOOK_FEEDBACK_TAG, so `neutral_results` knows that part is ours)."""
     return f"{output}\n\n{element(HOOK_FEEDBACK_TAG, feedback.strip())}"
+
+
+def with_hook_parts(output: str, before: str, after: str) -> tuple[str, str]:
+    """(a tool's output with what PreToolUse hooks said `before` it ran and PostToolUse hooks said
+    `after`, each in its element; the result block's tag: the first part's, or "" when none)."""
+    parts = [(tag, text.strip()) for tag, text in ((PRE_HOOK_TAG, before), (HOOK_FEEDBACK_TAG, after))]
+    parts = [(tag, text) for tag, text in parts if text]
+    if not parts:
+        return output, ""
+    return "\n\n".join([output, *(element(tag, text) for tag, text in parts)]), parts[0][0]
 
 
 def context_blocks(user_context: str, environment: str, now: float) -> list[Block]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from agent_cli.core.persisted import preview
-from agent_cli.core.tags import HOOK_FEEDBACK_TAG, element
+from agent_cli.core.tags import HOOK_TAGS, element
 from agent_cli.core.types import Block, Message
 
 RESTORED_TAG = "restored-read"  # BlockMeta.tag of an edit result carrying a read brought back
@@ -89,8 +89,8 @@ def bring_back(
 
 def restored(block: Block, restores: list[tuple[Restore, str]], limits: Sizes) -> Block:
     """The edit result `block` with each read (restore, stored text) appended after it (after a
-    PostToolUse hook's feedback too, which stays the program's part with it)."""
-    if not restores or block.meta.tag not in ("", HOOK_FEEDBACK_TAG):
+    hook's part too, which stays the program's part with it)."""
+    if not restores or block.meta.tag not in ("", *HOOK_TAGS):
         return block
     parts = [_part(r, text, limits) for r, text in restores]
     text = "\n\n".join([block.text, *parts])
@@ -115,7 +115,7 @@ def split_restored(block: Block) -> tuple[str, str]:
     first unescaped opening of either element is where the program's part starts."""
     if block.meta.tag != RESTORED_TAG:
         return block.text, ""
-    found = [block.text.find(f"\n\n<{tag}") for tag in (f"{FILE_TAG} ", f"{HOOK_FEEDBACK_TAG}>\n")]
+    found = [block.text.find(f"\n\n<{tag}") for tag in (f"{FILE_TAG} ", *(f"{t}>\n" for t in HOOK_TAGS))]
     cut = min((i for i in found if i >= 0), default=-1)
     if cut < 0:
         return block.text, ""

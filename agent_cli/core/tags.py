@@ -36,6 +36,7 @@ PROGRAM_TAGS = frozenset(
         "truncated",
         "compaction-ack",
         "attachment",
+        "pre-tool-use-hook",
         "post-tool-use-hook",
         "user-prompt-submit-hook",
         "session-start-hook",
@@ -44,6 +45,8 @@ PROGRAM_TAGS = frozenset(
 )
 ESCAPED_LT = "&lt;"
 HOOK_FEEDBACK_TAG = "post-tool-use-hook"  # a PostToolUse hook's feedback after a tool's output
+PRE_HOOK_TAG = "pre-tool-use-hook"  # a PreToolUse hook's context (and input change) after it
+HOOK_TAGS = (PRE_HOOK_TAG, HOOK_FEEDBACK_TAG)  # in the order they follow a tool's output
 _NAMES = "|".join(re.escape(t) for t in sorted(PROGRAM_TAGS, key=len, reverse=True))
 # `<`, optional blanks and `/`, one of our names, then anything that cannot continue a tag name
 _OURS = re.compile(rf"<(?=\s*/?\s*(?:{_NAMES})(?![\w-]))", re.IGNORECASE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from agent_cli.core.events import ContextStatus, Event
 from agent_cli.core.types import Block, BlockMeta, ToolCall, Trust
@@ -22,18 +22,25 @@ HookPermission = Literal["allow", "deny", "ask"]
 
 @dataclass(frozen=True)
 class PreToolOutcome:
-    """PreToolUse: `blocked` (exit 2 / deny) is the tool's result; `permission` joins the permission check."""
+    """PreToolUse: `blocked` (exit 2 / deny) is the tool's result; `permission` joins the permission check;
+    `updated_input` replaces the call's input (checked against the tool's schema, then judged by the
+    permission check as any input is); `context` is added to the tool's result."""
 
     blocked: str | None = None  # the reason the model reads instead of the tool's output
     permission: HookPermission | None = None
     reason: str = ""  # permissionDecisionReason, shown in the permission modal on "ask"
-    stop: str | None = None  # `continue: false`: the turn ends after this tool (the stopReason)
+    # `continue: false` (the stopReason): this call and the response's later ones do not run; the turn ends
+    stop: str | None = None
+    context: str = ""  # additionalContext
+    updated_input: Any = None  # hookSpecificOutput.updatedInput (None: the input stays)
 
 
 @dataclass(frozen=True)
 class PostToolOutcome:
+    """PostToolUse (the tool succeeded) or PostToolUseFailure (it failed)."""
+
     feedback: str = ""  # exit 2 stderr, `decision: block` reason, additionalContext: added to the result
-    stop: str | None = None
+    stop: str | None = None  # `continue: false`: the response's later calls do not run; the turn ends
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,9 @@ class StopOutcome:
 class HookRunner(Protocol):
     async def pre_tool_use(self, call: ToolCall, emit: Emit) -> PreToolOutcome: ...
 
-    async def post_tool_use(self, call: ToolCall, result: ToolResult, emit: Emit) -> PostToolOutcome: ...
+    async def post_tool_use(self, call: ToolCall, result: ToolResult, emit: Emit) -> PostToolOutcome:
+        """PostToolUse when `result` is a success, PostToolUseFailure when it is an error."""
+        ...
 
     async def user_prompt_submit(self, prompt: str, emit: Emit) -> PromptOutcome: ...
 

@@ -21,7 +21,24 @@ from agent_cli.extensions.hooks.spec import HookCommand
 
 OUTPUT_CHARS = 10_000  # what a hook may add to the context, like Claude Code's cap
 CONTEXT_EVENTS = ("UserPromptSubmit", "SessionStart")  # plain stdout is added as context
-BLOCK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop")
+BLOCK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStop")
+# what a hook's JSON may hold (Claude Code's fields that we honour); anything else is warned about
+KEYS = (
+    "continue",
+    "stopReason",
+    "suppressOutput",
+    "systemMessage",
+    "decision",
+    "reason",
+    "hookSpecificOutput",
+)
+SPECIFIC_KEYS = (
+    "hookEventName",
+    "permissionDecision",
+    "permissionDecisionReason",
+    "additionalContext",
+    "updatedInput",
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,7 @@ class HookReply:
     permission: HookPermission | None = None
     permission_reason: str = ""
     context: str = ""  # additionalContext, or plain stdout for UserPromptSubmit / SessionStart
+    updated_input: Any = None  # PreToolUse's updatedInput, as given (the tool's schema judges it)
     message: str = ""  # systemMessage: shown to the person
     warning: str = ""  # it failed, timed out, or printed something unreadable
     suppress_output: bool = False
@@ -147,6 +165,14 @@ def _from_json(event: str, data: dict[str, Any], name: str) -> HookReply:
     if not isinstance(specific, dict):
         problems.append("hookSpecificOutput is not an object")
         specific = {}
+    unknown = [repr(k) for k in data if k not in KEYS]
+    unknown += [repr(f"hookSpecificOutput.{k}") for k in specific if k not in SPECIFIC_KEYS]
+    if unknown:
+        problems.append(f"unknown key{'s' * (len(unknown) > 1)} {', '.join(unknown)}")
+    updated_input = specific.get("updatedInput")
+    if updated_input is not None and event != "PreToolUse":
+        problems.append("updatedInput (only a PreToolUse hook can change a call's input)")
+        updated_input = None
     permission_reason = _cap(_string(specific.get("permissionDecisionReason"))) or reason
     wanted = specific.get("permissionDecision")
     if wanted is not None and event == "PreToolUse":
@@ -164,6 +190,7 @@ def _from_json(event: str, data: dict[str, Any], name: str) -> HookReply:
         permission=permission,
         permission_reason=permission_reason,
         context=context,
+        updated_input=updated_input,
         message=_cap(_string(data.get("systemMessage"))),
         warning=warning,
         suppress_output=data.get("suppressOutput") is True,

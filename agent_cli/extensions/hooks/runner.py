@@ -68,20 +68,33 @@ class CommandHooks:
         replies = await self._fire("PreToolUse", (call.name, claude_name(call.name)), fields, emit, call)
         blocks = [r.block for r in replies if r.block]
         permission, reason = _strongest(replies)
+        given = [self._our_input(call, r.updated_input) for r in replies if r.updated_input is not None]
+        if len({json.dumps(g, sort_keys=True, default=str) for g in given}) > 1:
+            emit(
+                Notice(
+                    "PreToolUse hooks changed one call's input differently; the first one's is used",
+                    "warning",
+                )
+            )
         return PreToolOutcome(
             blocked="\n".join(blocks) if blocks else None,
             permission=permission,
             reason=reason,
             stop=_first_stop(replies),
+            context="\n".join(r.context for r in replies if r.context),
+            updated_input=given[0] if given else None,
         )
 
     async def post_tool_use(self, call: ToolCall, result: ToolResult, emit: Emit) -> PostToolOutcome:
-        fields = {
-            "tool_name": claude_name(call.name),
-            "tool_input": self._tool_input(call),
-            "tool_response": self._tool_response(call, result),
-        }
-        replies = await self._fire("PostToolUse", (call.name, claude_name(call.name)), fields, emit, call)
+        """PostToolUse after a success; PostToolUseFailure after a failure (with the error), as in Claude Code."""
+        fields: dict[str, Any] = {"tool_name": claude_name(call.name), "tool_input": self._tool_input(call)}
+        if result.is_error:
+            event = "PostToolUseFailure"
+            fields.update(error=result.output, is_interrupt=False)  # an interrupt fires no hook
+        else:
+            event = "PostToolUse"
+            fields["tool_response"] = self._tool_response(call, result)
+        replies = await self._fire(event, (call.name, claude_name(call.name)), fields, emit, call)
         feedback = [text for r in replies for text in (r.block, r.context) if text]
         return PostToolOutcome("\n".join(feedback), _first_stop(replies))
 
@@ -175,6 +188,18 @@ class CommandHooks:
         path = out.get("path")
         if call.name in FILE_TOOLS and isinstance(path, str) and "file_path" not in out:
             out["file_path"] = str((self.workspace / path).resolve())
+        return out
+
+    def _our_input(self, call: ToolCall, given: Any) -> Any:
+        """A hook's updatedInput in our terms: the absolute `file_path` we add for the file tools
+        (_tool_input) is dropped when it is the one we sent, and is the new `path` when it is not (or
+        when the hook gave no `path`: Claude Code's file tools take `file_path` alone)."""
+        if call.name not in FILE_TOOLS or not isinstance(given, dict) or "file_path" not in given:
+            return given
+        out = dict(given)
+        file_path = out.pop("file_path")
+        if file_path != self._tool_input(call).get("file_path") or "path" not in out:
+            out["path"] = file_path
         return out
 
     def _tool_response(self, call: ToolCall, result: ToolResult) -> dict[str, Any]:

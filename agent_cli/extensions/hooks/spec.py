@@ -20,6 +20,7 @@ from typing import Any
 EVENTS = (
     "PreToolUse",
     "PostToolUse",
+    "PostToolUseFailure",
     "UserPromptSubmit",
     "Stop",
     "SubagentStop",
@@ -28,7 +29,7 @@ EVENTS = (
     "SessionEnd",
     "Notification",
 )
-MATCHED_EVENTS = ("PreToolUse", "PostToolUse", "PreCompact", "SessionStart")
+MATCHED_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PreCompact", "SessionStart")
 DEFAULT_TIMEOUT = 60.0
 _PLAIN = re.compile(r"[A-Za-z0-9_|]+")
 

@@ -290,3 +290,29 @@ def test_a_refused_headless_call_is_told_the_mode_that_would_run_it(workspace: P
     assert f"{run_with} yolo," in advised["ask"][0] and f"{run_with} yolo," in advised["auto-edit"][0]
     assert f"{run_with} auto-edit or yolo," in advised["ask"][1]
     assert all("Allow it by a rule that names it" in a[2] and run_with not in a[2] for a in advised.values())
+
+
+def test_a_read_deny_rule_keeps_a_file_out_of_grep_as_out_of_read_file(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """The auditor's case: ask mode, an untrusted workspace whose settings deny Read(./.env); grep over
+    the workspace finds the key in app.py's reading of it, never in .env, and says it left a file out."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(./.env)"]}})
+    )
+    (workspace / ".env").write_text("API_KEY=sk-live-123\n")
+    (workspace / "app.py").write_text("key = env('API_KEY')\n")
+    grep = {"pattern": "API_KEY", "output_mode": "content"}
+    fake_anthropic.push(reply(ToolUse("grep", grep), ToolUse("read_file", {"path": ".env"})))
+    fake_anthropic.push(text("Done."))
+    out = e2e_agent(workspace, fake_anthropic, "-p", "go", "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    assert "sk-live-123" not in json.dumps(fake_anthropic.requests[-1])
+    found, read = tool_results(fake_anthropic)
+    assert found.splitlines() == [
+        "app.py",
+        "1:key = env('API_KEY')",
+        "(1 file left out: a deny rule forbids reading it)",
+    ]
+    assert "denied by the rule Read(./.env) (.claude/settings.json)" in read

@@ -134,6 +134,7 @@ class AgentSession:
             side_model=functools.partial(self._summarize, purpose="web_fetch"),
             shells=self.shells,
             files=self.parts.file_access,
+            read_guard=self.permissions,  # grep, glob and ls leave out what a deny rule keeps from reading
         )
         self.engine.sources.append(ShellReminders(self.shells, load_prompt("background_shells")))
         restore_totals(events, self.totals, lambda m, u: self.models.info(m).cost(u), self.model)

@@ -103,6 +103,16 @@ class FileAccess(Protocol):
         ...
 
 
+class ReadGuard(Protocol):
+    """The deny rules on reading files (tools/permissions.py's `Permissions` is one): grep, glob and ls
+    leave out every file one covers, as read_file would refuse to read it (tools/denied_reads.py)."""
+
+    def read_check(self) -> Callable[[Path], bool] | None:
+        """For one search: whether a deny rule forbids reading a path it found (judged by the path
+        and by its target, symlinks resolved); None when no deny rule is about reading files."""
+        ...
+
+
 class ShellStarter(Protocol):
     """Starts `bash` commands with `run_in_background` (tools/shells/manager.py implements it)."""
 
@@ -131,6 +141,7 @@ class ToolContext:
     side_model: SideModel | None = None  # the summarizer model (web_fetch's prompt), None outside a session
     shells: ShellStarter | None = None  # background shells (None: run_in_background is refused)
     files: FileAccess | None = None  # an editor's buffers for the file tools (None: the disk)
+    read_guard: ReadGuard | None = None  # the session's deny rules on reading (None: nothing left out)
 
 
 @runtime_checkable

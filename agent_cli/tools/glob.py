@@ -10,6 +10,7 @@ from typing import Any
 
 from agent_cli.core.errors import ToolError
 from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.denied_reads import LeftOut
 from agent_cli.tools.fs import (
     display_path,
     missing_path_error,
@@ -72,11 +73,13 @@ class GlobTool:
             raise missing_path_error(ctx.workspace, root)
         if not root.is_dir():
             raise ToolError(f"{display_path(ctx.workspace, root)} is a file, not a directory")
-        matches = await asyncio.to_thread(_find, root, pattern.removeprefix("./"), ctx.workspace)
+        left_out = LeftOut(ctx.read_guard)
+        matches = await asyncio.to_thread(_find, root, pattern.removeprefix("./"), ctx.workspace, left_out)
         where = display_path(ctx.workspace, root)
+        note = f"\n({left_out.note()})" if left_out.paths else ""
         if not matches:
             place = "the workspace" if where == "." else where
-            return ToolResult(output=f"No files match {pattern!r} in {place}.", meta={"count": 0})
+            return ToolResult(output=f"No files match {pattern!r} in {place}.{note}", meta={"count": 0})
         shown = [display_path(ctx.workspace, p) for p in matches[:MAX_ENTRIES]]
         text = "\n".join(shown)
         if len(matches) > MAX_ENTRIES:
@@ -84,15 +87,15 @@ class GlobTool:
                 f"\n… {len(matches) - MAX_ENTRIES} more files not shown (limit {MAX_ENTRIES}); "
                 "use a narrower pattern or path."
             )
-        return ToolResult(output=text, meta={"count": len(matches)})
+        return ToolResult(output=text + note, meta={"count": len(matches)})
 
 
-def _find(root: Path, pattern: str, workspace: Path) -> list[Path]:
+def _find(root: Path, pattern: str, workspace: Path, left_out: LeftOut) -> list[Path]:
     regex = glob_to_regex(pattern)
     found: list[tuple[float, str, Path]] = []
     for entry in walk(root, workspace):
         rel = entry.path.relative_to(root).as_posix()
-        if regex.match(rel):
+        if left_out.keeps(entry.path) and regex.match(rel):  # every file judged: the count names no pattern
             try:
                 mtime = entry.path.stat().st_mtime
             except OSError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import re
 import shutil
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from agent_cli.core.errors import ToolError
 from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.denied_reads import LeftOut, rg_exclusions
 from agent_cli.tools.fs import (
     SNIFF_BYTES,
     display_path,
@@ -104,11 +106,15 @@ class GrepTool:
         context = int_arg(input, "context", 0, 0, 20) if mode == "content" else 0
         cap = int_arg(input, "max_results", MAX_RESULTS, 1, MAX_RESULTS)
         out = Collector(ctx.workspace, mode, cap, context)
+        left_out = LeftOut(ctx.read_guard)  # what deny rules keep out: before the collector sees it
         rg = (self._finder or find_rg)()
         if rg is not None:
-            await _search_rg(rg, pattern, root, glob, ignore_case, mode, context, out, ctx)
+            await _search_rg(rg, pattern, root, glob, ignore_case, mode, context, out, left_out)
         else:
-            await asyncio.to_thread(_search_python, pattern, root, glob, ignore_case, mode, context, out, ctx)
+            search = functools.partial(_search_python, ctx=ctx, left_out=left_out)
+            await asyncio.to_thread(search, pattern, root, glob, ignore_case, mode, context, out)
+        if note := left_out.note():
+            out.notes.append(note)
         where = display_path(ctx.workspace, root)
         return ToolResult(output=out.render(pattern, where), meta={"matches": out.total, "files": out.files})
 
@@ -206,10 +212,15 @@ async def _search_rg(
     mode: Mode,
     context: int,
     out: Collector,
-    ctx: ToolContext,
+    left_out: LeftOut,
 ) -> None:
-    args = [rg, "--no-config", "--color", "never", "--hidden", "--no-require-git", "--no-ignore-dot"]
-    args += ["--no-ignore-global", "--sort", "path", "--glob", "!.git", "--glob", "!.agent"]
+    walk = [rg, "--no-config", "--color", "never", "--hidden", "--no-require-git", "--no-ignore-dot"]
+    walk += ["--no-ignore-global", "--glob", "!.git", "--glob", "!.agent"]
+    cwd = root if root.is_dir() else root.parent  # --glob is relative to the working directory
+    args = [*walk, "--sort", "path"]
+    if left_out.active:  # every file it walks that a deny rule covers, whatever the pattern: not read
+        denied = [path for path in await _rg_files(walk, root, cwd) if not left_out.keeps(path)]
+        args += [f"--glob={exclusion}" for exclusion in rg_exclusions(cwd, denied)]
     if glob and "/" not in glob:
         # A type filter, not --glob: rg's --glob overrides .gitignore, a type does not.
         args += ["--type-add", f"agentglob:{glob}", "--type", "agentglob"]
@@ -226,7 +237,7 @@ async def _search_rg(
     args += ["--regexp", pattern, "--", str(root)]
     proc = await asyncio.create_subprocess_exec(
         *args,
-        cwd=str(root if root.is_dir() else root.parent),  # --glob is relative to the working directory
+        cwd=str(cwd),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -234,7 +245,8 @@ async def _search_rg(
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.create_task(proc.stderr.read())
     try:
-        parser = _RgParser(mode, out, _path_filter(root, glob))
+        glob_keeps = _path_filter(root, glob)
+        parser = _RgParser(mode, out, lambda path: left_out.keeps(path) and glob_keeps(path))
         separator = b"\n" if mode != "files_with_matches" else b"\0"
         pending = b""
         while chunk := await proc.stdout.read(65_536):
@@ -261,8 +273,32 @@ async def _search_rg(
         out.notes.append(f"some files could not be searched: {first}")
 
 
+async def _rg_files(walk: list[str], root: Path, cwd: Path) -> list[Path]:
+    """The files a search of `root` walks (`rg --files`, the same ignore rules), whatever it looks for."""
+    proc = await asyncio.create_subprocess_exec(
+        *walk,
+        "--files",
+        "--null",
+        "--",
+        str(root),
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        listed, _ = await proc.communicate()
+    except asyncio.CancelledError:
+        if proc.returncode is None:
+            proc.kill()
+        await asyncio.shield(proc.wait())
+        raise
+    return [Path(name) for name in listed.decode("utf-8", errors="surrogateescape").split("\0") if name]
+
+
 class _RgParser:
-    """Feeds rg's output records to the collector, dropping files the glob filter rejects."""
+    """Feeds rg's output records to the collector, dropping files the filter rejects (the glob, and
+    the deny rules on reading)."""
 
     def __init__(self, mode: Mode, out: Collector, keep: Callable[[str], bool]) -> None:
         self.mode, self.out, self.keep = mode, out, keep
@@ -330,14 +366,17 @@ def _search_python(
     mode: Mode,
     context: int,
     out: Collector,
+    *,
     ctx: ToolContext,
+    left_out: LeftOut,
 ) -> None:
     try:
         regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as e:
         raise ToolError(f"invalid regular expression {pattern!r}: {e}") from e
     keep = _path_filter(root, glob)
-    files = [root] if root.is_file() else [e.path for e in walk(root, ctx.workspace) if keep(str(e.path))]
+    walked = [root] if root.is_file() else [e.path for e in walk(root, ctx.workspace)]
+    files = [path for path in walked if left_out.keeps(path) and keep(str(path))]  # every one counted
     for path in files:
         try:
             with open(path, "rb") as f:

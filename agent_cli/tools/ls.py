@@ -11,6 +11,7 @@ from typing import Any
 from agent_cli.core.errors import ToolError
 from agent_cli.core.surrogates import shown_name
 from agent_cli.tools.base import ToolContext, ToolResult
+from agent_cli.tools.denied_reads import LeftOut
 from agent_cli.tools.fs import (
     Entry,
     display_path,
@@ -57,12 +58,15 @@ class LsTool:
             raise missing_path_error(ctx.workspace, root)
         if not root.is_dir():
             raise ToolError(f"{display_path(ctx.workspace, root)} is a file, not a directory (use read_file)")
-        walked = walk(root, ctx.workspace, include_dirs=True)
+        left_out = LeftOut(ctx.read_guard)
+        walked = (e for e in walk(root, ctx.workspace, include_dirs=True) if left_out.keeps(e.path))
         entries = await asyncio.to_thread(lambda: list(itertools.islice(walked, MAX_WALKED + 1)))
         partial = len(entries) > MAX_WALKED
         text = render_tree(root, display_path(ctx.workspace, root), entries[:MAX_WALKED], MAX_ENTRIES)
         if partial:
             text += f"\n(stopped counting after {MAX_WALKED} entries; the tree is larger)"
+        if left_out.paths:
+            text += f"\n({left_out.note('entry', 'entries')})"
         return ToolResult(output=text, meta={"entries": len(entries[:MAX_WALKED])})
 
 

@@ -6,6 +6,8 @@ it and it writes nothing), `yolo` (everything runs). Rules (tools/rules.py) come
 settings files and "always allow"; deny beats ask beats allow, whatever their source. Whatever the
 mode or rules, a write outside the workspace asks, and a read outside it asks unless in yolo or
 allowed by a `Read(...)` rule. web_fetch and web_search are judged by host (tools/web/permission.py).
+A deny rule on reading refuses a search (grep, glob, ls) in a folder it covers too, and a search over
+a folder that holds denied files leaves them out (tools/denied_reads.py).
 
 A bash line is judged by its reading (tools/shell/): rules allow it only when every simple command
 it runs (pipelines, lists, every substitution and expansion that runs a command, here-document
@@ -20,12 +22,13 @@ it runs) is never allowed by rules; in yolo mode it asks when a deny or ask rule
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agent_cli.tools.base import Tool
+from agent_cli.tools.denied_reads import deny_check, searches_in
 from agent_cli.tools.fs import display_path, is_inside, resolve_path
 from agent_cli.tools.rules import (
     READ_FAMILY,
@@ -168,9 +171,16 @@ class Permissions:
             elif name in READ_FAMILY | WRITE_FAMILY:
                 if any(self._path_rule(rule, tool.name, p, strict) for p in paths):
                     return sourced
+                folders = paths if sourced.effect == "deny" else []  # ask rules keep to the root
+                if searches_in(rule, tool.name, folders, self.workspace, self.home):
+                    return sourced
             elif rule.matches_target(tool.name, _target(tool, input)):
                 return sourced
         return None
+
+    def read_check(self) -> Callable[[Path], bool] | None:
+        """base.ReadGuard: for one search, whether a deny rule forbids reading a path it found."""
+        return deny_check(self._of("deny"), self.workspace, self.home)
 
     def _path_rule(self, rule: Rule, tool_name: str, path: Path, resolved_only: bool) -> bool:
         return rule.matches_path(tool_name, path, self.workspace, self.home, resolved_only)

@@ -27,6 +27,7 @@ import functools
 import os
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -196,27 +197,53 @@ class SourcedRule:
 def path_matches(spec: str, path: Path, workspace: Path, home: Path, resolved_only: bool = False) -> bool:
     """Whether `path` matches a path rule's spec: by the path as given and by its resolved target,
     or (`resolved_only`) by the target alone."""
-    if spec.startswith("//"):
-        bases = [(Path("/"), spec[1:])]
-    elif spec == "~" or spec.startswith("~/"):
-        bases = [(home, spec[1:] or "/**")]
-    elif spec.startswith("/"):
-        bases = [(Path("/"), spec), (workspace, spec)]
-    elif spec.startswith("./"):
-        bases = [(workspace, spec[1:])]
-    else:
-        bases = [(workspace, spec)]
     resolved = _resolved(path)
     candidates = {resolved} if resolved is not None else set()
     if not resolved_only:
         candidates.add(path)
-    for base, pattern in bases:
-        for root in {base, _resolved(base) or base}:
-            for candidate in candidates:
-                rel = _relative(candidate, root)
-                if rel is not None and _compiled(pattern).match_file(rel):
+    return PathSpec.of(spec, workspace, home).matches(candidates)
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """A path rule's spec, compiled: each (root, pattern) it is anchored at, its root as written and
+    resolved. `matches` tries paths as given (resolving them is the caller's part); it is called for
+    every file a search finds, so it compares normalized strings."""
+
+    anchored: tuple[tuple[str, str], ...]  # (the root as a prefix ending in '/', the pattern under it)
+
+    @classmethod
+    def of(cls, spec: str, workspace: Path, home: Path) -> PathSpec:
+        if spec.startswith("//"):
+            bases = [(Path("/"), spec[1:])]
+        elif spec == "~" or spec.startswith("~/"):
+            bases = [(home, spec[1:] or "/**")]
+        elif spec.startswith("/"):
+            bases = [(Path("/"), spec), (workspace, spec)]
+        elif spec.startswith("./"):
+            bases = [(workspace, spec[1:])]
+        else:
+            bases = [(workspace, spec)]
+        anchored: list[tuple[str, str]] = []
+        for base, pattern in bases:  # the root as written and as resolved
+            roots = dict.fromkeys(_normalized(root) for root in (base, _resolved(base) or base))
+            anchored += [(root.rstrip("/") + "/", pattern) for root in roots]
+        return cls(tuple(anchored))
+
+    def matches(self, paths: Collection[str | Path]) -> bool:
+        texts = list(dict.fromkeys(_normalized(path) for path in paths))
+        for prefix, pattern in self.anchored:
+            for text in texts:
+                rel = text[len(prefix) :] if text.startswith(prefix) else ""
+                if rel and _compiled(pattern).match_file(rel):
                     return True
-    return False
+        return False
+
+
+def _normalized(path: str | Path) -> str:
+    """A path as a normalized string; `//x` (which POSIX lets mean something else) read as `/x`."""
+    text = os.path.normpath(path)
+    return text[1:] if text.startswith("//") else text
 
 
 def _resolved(path: Path) -> Path | None:

@@ -10,9 +10,10 @@ The result says in one line how many files were left out. That number counts the
 search walked, whatever its pattern: a count of the denied files that *match* would let a model spell
 a secret out one guess at a time (`sk-live-1`? `sk-live-2`? …).
 
-Ask rules are not applied inside a search: a search asks (or not) by its root, as before, and leaves
-nothing out for an ask rule — a question per file found would be a storm of modals, and leaving the
-files out unasked would be a deny the person did not write.
+Ask rules are not applied file by file inside a search: a search in a folder an ask rule covers asks
+(as a deny rule's is refused), and one over a folder that merely holds such files leaves nothing out
+— a question per file found would be a storm of modals, and leaving the files out unasked would be a
+deny the person did not write.
 """
 
 from __future__ import annotations

@@ -171,7 +171,7 @@ class Permissions:
             elif name in READ_FAMILY | WRITE_FAMILY:
                 if any(self._path_rule(rule, tool.name, p, strict) for p in paths):
                     return sourced
-                folders = paths if sourced.effect == "deny" else []  # ask rules keep to the root
+                folders = paths if sourced.effect != "allow" else []  # an allow rule keeps to the root
                 if searches_in(rule, tool.name, folders, self.workspace, self.home):
                     return sourced
             elif rule.matches_target(tool.name, _target(tool, input)):

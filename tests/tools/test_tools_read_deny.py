@@ -111,6 +111,21 @@ async def test_a_search_in_a_denied_folder_is_refused_like_read_file(
     assert read.reason == "denied by the rule Read(./secrets/**) (.claude/settings.json)"
 
 
+@pytest.mark.parametrize("tool", ["grep", "glob", "ls"])
+async def test_a_search_in_a_folder_an_ask_rule_covers_asks_and_one_over_it_leaves_nothing_out(
+    secret_ws: Path, tool: str
+) -> None:
+    """`ask Read(./secrets/**)`: read_file of secrets/key.txt asks, and so does a search rooted in
+    `secrets` (or a link to it); a search of the whole workspace runs as before."""
+    rules = [SourcedRule(Rule.parse("Read(./secrets/**)"), "ask", ".claude/settings.json")]
+    p = Permissions("ask", secret_ws, rules, home=secret_ws.parent / "nohome")  # type: ignore[arg-type]
+    input = {"pattern": "*" if tool == "glob" else "SECRET"} if tool != "ls" else {}
+    for path in ("secrets", "lnk"):
+        decision = p.decide(TOOLS[tool], {"path": path, **input})
+        assert decision.action == "ask" and "Read(./secrets/**)" in decision.reason, decision
+    assert p.decide(TOOLS[tool], input).action == "allow"
+
+
 async def test_a_search_through_a_symlink_is_filtered_by_the_target(secret_ws: Path, engine: str) -> None:
     """Had the root not been refused (a rule on one file, not the folder), the link's files are judged
     by where they lead: grep of `lnk` finds lnk/key.txt, which is secrets/key.txt."""

@@ -6,6 +6,10 @@ interrupts the turn as Esc does (open tool calls get an "interrupted" result) an
 question still waiting. A client that goes away mid-turn ends the turn the same way, and the
 session stays on disk, resumable (`agent --resume ID`, `session/load`).
 
+The turn's stop reason is the spec's: a model that stopped on its token limit (`max_tokens`) or
+refused (`refusal`) says so; an API error that ended the turn is the prompt's JSON-RPC error (-32603,
+its message in `data`), since ACP v1 has no stop reason for a failure. A refused prompt stays in our
+conversation (the spec lets the client expect it left out of the next prompt; we do not drop it).
 The session's permission mode is the client's mode: it may switch among `permission_modes` (ask,
 auto-edit, plan, and the mode `agent acp` started in), by `session/set_mode` or `/permissions MODE`
 alike, and every change, by any path, is sent as `current_mode_update`.
@@ -27,11 +31,16 @@ from agent_cli.acp import client
 from agent_cli.acp.updates import Updates
 from agent_cli.api import Options, Session
 from agent_cli.core.errors import AgentError
-from agent_cli.core.events import Event, PermissionDecision, PermissionRequest, TurnFinished
+from agent_cli.core.events import ErrorEvent, Event, PermissionDecision, PermissionRequest, TurnFinished
 from agent_cli.tools.permissions import CYCLE
 
 Send = Callable[[str, Any], Awaitable[None]]  # (session id, update): one session/update to the client
-STOP = {"interrupted": "cancelled", "max_turns": "max_turn_requests"}  # else end_turn
+STOP = {  # ours -> ACP's (else end_turn); "error" is the prompt's JSON-RPC error
+    "interrupted": "cancelled",
+    "max_turns": "max_turn_requests",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
 ACP_MODES = CYCLE  # what a session may switch to over ACP, besides the mode it started in (never yolo)
 HIDDEN = ("quit", "resume", "shells")  # the TUI's own: leaving, switching the session, its shells panel
 MODE_NAMES = {"ask": "Ask", "auto-edit": "Auto-edit", "plan": "Plan", "yolo": "Yolo"}
@@ -129,13 +138,18 @@ class Live:
             raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
         async with self.turn:
             self.cancelled = False
-            stop = "end_turn"
+            stop, errors = "end_turn", []
             async with contextlib.aclosing(self.session.send(text)) as events:
                 async for event in events:
                     await self.show(event)
+                    if isinstance(event, ErrorEvent):
+                        errors.append(event.message + (f" ({event.hint})" if event.hint else ""))
                     if isinstance(event, TurnFinished):
-                        stop = STOP.get(event.stop_reason, "end_turn")
-            return PromptResponse(stop_reason=stop)
+                        stop = STOP.get(event.stop_reason, event.stop_reason)
+                        errors = errors or [event.result or "the turn failed"]  # a crash says its own
+            if stop == "error":
+                raise RequestError.internal_error({"message": "; ".join(errors)})
+            return PromptResponse(stop_reason=stop if stop in STOP.values() else "end_turn")
 
     async def show(self, event: Event) -> None:
         assert self.updates is not None

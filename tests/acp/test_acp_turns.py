@@ -1,4 +1,4 @@
-"""A session's mode, as the client is told them — in this process, the
+"""A session's mode and the end of its turns, as the client is told them — in this process, the
 AcpAgent driven directly (tests/acp/harness.py `in_process`), against the local Messages-API server."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from acp import RequestError, text_block
 
 from agent_cli.api import Options
 from tests.acp.harness import Editor, in_process
-from tests.fakeapi.replies import text, tool_call
+from tests.fakeapi.replies import Fault, text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
 
@@ -78,3 +78,34 @@ async def test_a_command_started_in_yolo_offers_it_and_may_go_back_to_it(
         await agent.prompt(session_id=sid, prompt=[text_block("/permissions yolo")])
         assert modes_told(editor) == ["ask", "yolo"]
         assert [m.id for m in agent.sessions[sid].modes().available_modes][-1] == "yolo"
+
+
+@pytest.mark.parametrize(
+    ("reply", "stop"),
+    [(text("cut sh", stop_reason="max_tokens"), "max_tokens"), (text("no.", stop_reason="refusal"), "refusal")],
+)
+async def test_the_models_stop_is_the_turns_stop_reason(
+    server: FakeAnthropic, workspace: Path, tmp_path: Path, reply, stop: str
+) -> None:
+    editor = Editor()
+    async with in_process(editor, Options(), tmp_path / "scratch") as agent:
+        sid = (await agent.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        server.push(reply)
+        said = await agent.prompt(session_id=sid, prompt=[text_block("hi")])
+        assert said.stop_reason == stop
+
+
+async def test_an_api_error_is_the_prompts_json_rpc_error(
+    server: FakeAnthropic, workspace: Path, tmp_path: Path
+) -> None:
+    editor = Editor()
+    async with in_process(editor, Options(), tmp_path / "scratch") as agent:
+        sid = (await agent.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        server.push(Fault(400, "invalid_request_error", "messages: bad block"))
+        with pytest.raises(RequestError) as failed:
+            await agent.prompt(session_id=sid, prompt=[text_block("hi")])
+        assert failed.value.code == -32603 and "bad block" in failed.value.data["message"]
+        assert "[error]" not in editor.text()  # said once, as the error
+        server.push(text("fine now"))
+        again = await agent.prompt(session_id=sid, prompt=[text_block("again")])
+        assert again.stop_reason == "end_turn" and "fine now" in editor.text()

@@ -82,7 +82,10 @@ async def test_a_command_started_in_yolo_offers_it_and_may_go_back_to_it(
 
 @pytest.mark.parametrize(
     ("reply", "stop"),
-    [(text("cut sh", stop_reason="max_tokens"), "max_tokens"), (text("no.", stop_reason="refusal"), "refusal")],
+    [
+        (text("cut sh", stop_reason="max_tokens"), "max_tokens"),
+        (text("no.", stop_reason="refusal"), "refusal"),
+    ],
 )
 async def test_the_models_stop_is_the_turns_stop_reason(
     server: FakeAnthropic, workspace: Path, tmp_path: Path, reply, stop: str

@@ -86,10 +86,10 @@ def assistant_message(event: AssistantMessage, session_id: str, model: str, cwd:
         "session_id": session_id,
         "parent_tool_use_id": None,
         "message": {
-            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "id": event.message_id or f"msg_{uuid.uuid4().hex[:24]}",
             "type": "message",
             "role": "assistant",
-            "model": model,
+            "model": event.model or model,
             "content": [_claude_block(block.to_api(), cwd) for block in blocks],
             "stop_reason": event.stop_reason or None,
             "stop_sequence": None,

@@ -114,6 +114,10 @@ def prepare(options: Options) -> Prepared:
     if options.allowed_tools or options.disallowed_tools:
         rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
         config = replace(config, flag_permissions=rules)
+    if options.max_turns is not None and options.max_turns < 1:  # 0 is no cap only in config files
+        raise ConfigError(
+            f"--max-turns (max_turns) must be at least 1, not {options.max_turns}: leave it out for no cap"
+        )
     if options.resume is not None and not options.resume.strip():
         raise ConfigError("--resume (resume) needs a session id: see `agent sessions`")
     if options.resume and options.continue_session:

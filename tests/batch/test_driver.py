@@ -51,6 +51,7 @@ def test_no_key_stops_the_batch_before_any_task(tmp_path):
         ({"workers": 0}, "--workers must be at least 1"),
         ({"max_concurrency": 0}, "--max-concurrency must be at least 1"),
         ({"options": Options(permission_mode="sometimes")}, "permission mode 'sometimes'"),
+        ({"options": Options(max_turns=0)}, "--max-turns (max_turns) must be at least 1, not 0"),
     ],
 )
 def test_what_stops_a_batch_at_once_is_one_line(tmp_path, change, message):

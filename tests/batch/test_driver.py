@@ -1,10 +1,12 @@
 """The batch's driver before and after any task runs: what stops it at once (one line, exit 2),
-what a batch with nothing left to do prints, and a task whose work folder cannot be made."""
+what a batch with nothing left to do prints, a task whose work folder cannot be made, and what a
+task's row says of the calls it refused."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from agent_cli.batch.driver import BatchArgs, run_batch
 from agent_cli.batch.results import Row
 from agent_cli.batch.tasks import Task
 from agent_cli.batch.worker import Interrupt, Open, Plan, run_task
+from tests.fakeapi.replies import text, tool_call
 
 
 def _run(args: BatchArgs) -> tuple[int, str, str]:
@@ -88,3 +91,28 @@ def test_a_task_whose_work_folder_cannot_be_made_is_its_error(tmp_path):
 
     assert outcome.row is not None and outcome.row.is_error
     assert "File exists" in outcome.row.result
+
+
+def test_a_tasks_row_lists_its_permission_denials_as_p_does(tmp_path, fake_anthropic, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=repo, check=True
+        )
+    fake_anthropic.push(tool_call("bash", {"command": "rm -rf build"}, id="toolu_rm"), text("Could not."))
+
+    outcome = run_task(
+        Task("t", "clean up", str(repo)), Plan(Options(), tmp_path / "work"), Open(), Interrupt()
+    )
+
+    assert outcome.row is not None and not outcome.row.is_error, outcome.row
+    (denial,) = outcome.row.permission_denials
+    assert (denial["tool_name"], denial["tool_use_id"], denial["tool_input"]) == (
+        "Bash",
+        "toolu_rm",
+        {"command": "rm -rf build"},
+    )

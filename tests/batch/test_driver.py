@@ -1,17 +1,20 @@
 """The batch's driver before and after any task runs: what stops it at once (one line, exit 2),
-what a batch with nothing left to do prints, a task whose work folder cannot be made, and what a
-task's row says of the calls it refused."""
+what a batch with nothing left to do prints, a task whose work folder cannot be made, the exit code
+of a batch a signal stopped, and what a task's row says of the calls it refused."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from agent_cli.api import Options
+from agent_cli.batch import driver
 from agent_cli.batch.driver import BatchArgs, run_batch
 from agent_cli.batch.results import Row
 from agent_cli.batch.tasks import Task
@@ -91,6 +94,30 @@ def test_a_task_whose_work_folder_cannot_be_made_is_its_error(tmp_path):
 
     assert outcome.row is not None and outcome.row.is_error
     assert "File exists" in outcome.row.result
+
+
+class Signalled:
+    """An engine whose run is cut short by `signum`, as a batch's is by Ctrl+C or a `kill`."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+    def start(self) -> None:
+        return None
+
+    def describe(self) -> str:
+        return "a test engine"
+
+    def run(self, tasks, emit, stop) -> None:
+        os.kill(os.getpid(), self.signum)  # the batch's own handler takes it
+
+
+@pytest.mark.usefixtures("key")
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stopped_batch_exits_128_plus_the_signal(tmp_path, monkeypatch, signum, code):
+    monkeypatch.setattr(driver, "_engine", lambda args: Signalled(signum))
+    exit_code, _, err = _run(BatchArgs(_tasks(tmp_path, "a"), tmp_path / "out.jsonl", Options()))
+    assert exit_code == code and "batch stopped" in err
 
 
 def test_a_tasks_row_lists_its_permission_denials_as_p_does(tmp_path, fake_anthropic, monkeypatch):

@@ -249,6 +249,10 @@ def test_a_bad_option_in_a_json_run_is_the_result_object_too(workspace):
         data = json.loads(out.stdout)
         assert data["is_error"] and data["type"] == "result" and "Traceback" not in out.stderr
         assert bad[0] in data["result"] and "see `agent --help`" in out.stderr
+    out = agent(workspace, "-p", "hi", "--demo", "--output-format", "json", "--max-turns", "0")
+    assert out.returncode == 2 and "Traceback" not in out.stderr  # not "no cap": refused
+    data = json.loads(out.stdout)
+    assert data["is_error"] and "--max-turns (max_turns) must be at least 1, not 0" in data["result"]
     helped = agent(workspace, "-p", "--output-format", "json", "--help")
     assert helped.returncode == 0 and "Usage:" in helped.stdout
 

@@ -104,7 +104,10 @@ def test_one_script_both_shapes_carry_claude_codes_fields(
             conforms(line, ASSISTANT)
             conforms(line["message"], API_MESSAGE)
             assert line["message"]["role"] == "assistant"
+            assert line["message"]["id"].startswith("msg_fake_")  # the API's own message id
         uses = [b for line in assistants for b in line["message"]["content"] if b["type"] == "tool_use"]
+        assert [u["name"] for u in uses] == ["Read", "Bash"]  # as init's tools and the denials name them
+        assert uses[0]["input"]["file_path"] == str(workspace.resolve() / "app.py")
         for line, use in zip(users, uses, strict=True):
             conforms(line, USER)
             (block,) = line["message"]["content"]

@@ -3,9 +3,13 @@
 stdout carries the protocol alone: the process's own fd 1 is moved to stderr before anything runs,
 so a stray print (ours, a library's, a child's) cannot corrupt a message. Every line the client sends
 passes `screen` before the SDK sees it: a line that is not JSON gets JSON-RPC's parse error (-32700),
-JSON that is not a request object its invalid-request error (-32600), both with a null id as the
-spec says, and one line on stderr; the SDK would drop the first in silence and end the connection on
-the second. SIGTERM and SIGHUP end every turn as a cancel does and close the sessions, resumable.
+JSON that is not a request, notification or response object its invalid-request error (-32600) —
+not an object, an `id` that is no string, number or null, a `method` that is no string, neither a
+method nor a result — with a null id as the spec says (the request's id when it has a valid one),
+and one line on stderr; the SDK would drop some in silence and end the connection on others.
+`session/cancel` sent as a request (with an id) cancels as the notification does and is answered
+with a null result. SIGTERM and SIGHUP end every turn as a cancel does and close the sessions,
+resumable.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
 BUFFER_LIMIT = 50 * 1024 * 1024  # one message at most (an image in a prompt), as the SDK's default
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+CANCEL = "session/cancel"  # a notification; sent as a request, it is answered here (see `screen`)
 
 
 class OneLine(logging.Formatter):
@@ -114,16 +119,44 @@ async def screen(
             if not isinstance(message, dict):
                 await _refuse(writer, INVALID_REQUEST, f"a JSON {type(message).__name__}, not an object")
                 continue
+            if why := _not_a_message(message):
+                valid_id = "id" in message and _is_id(message["id"])
+                await _refuse(writer, INVALID_REQUEST, why, message["id"] if valid_id else None)
+                continue
+            if message.get("method") == CANCEL and "id" in message:  # a request: cancel, answer null
+                line = json.dumps({k: v for k, v in message.items() if k != "id"}).encode()
+                await _send(writer, {"jsonrpc": "2.0", "id": message["id"], "result": None})
             sink.feed_data(line if line.endswith(b"\n") else line + b"\n")
     finally:
         sink.feed_eof()
 
 
-async def _refuse(writer: asyncio.StreamWriter, code: int, why: str) -> None:
+def _is_id(value: Any) -> bool:
+    """JSON-RPC's ids: a string, a number or null (not a bool, an object or a list)."""
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+def _not_a_message(message: dict[str, Any]) -> str:
+    """Why `message` is no request, notification or response object ('' when it is one)."""
+    if "id" in message and not _is_id(message["id"]):
+        return f"an id that is a JSON {type(message['id']).__name__} (a string, a number or null)"
+    if "method" in message:
+        return "" if isinstance(message["method"], str) else "a method that is not a string"
+    if "result" in message or "error" in message:
+        return "" if "id" in message else "a response without an id"
+    return "neither a method nor a result"
+
+
+async def _refuse(writer: asyncio.StreamWriter, code: int, why: str, request_id: Any = None) -> None:
     logging.getLogger(__name__).warning("refused a line from the client: %s", why)
     message = "Parse error" if code == PARSE_ERROR else "Invalid Request"
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": why}}
-    writer.write(json.dumps(error, separators=(",", ":")).encode() + b"\n")
+    await _send(
+        writer, {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message, "data": why}}
+    )
+
+
+async def _send(writer: asyncio.StreamWriter, message: dict[str, Any]) -> None:
+    writer.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
     await writer.drain()
 
 

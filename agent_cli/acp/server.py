@@ -34,7 +34,7 @@ from acp.schema import (
 from agent_cli.acp.client import ClientFiles
 from agent_cli.acp.history import replay
 from agent_cli.acp.inputs import Attachments, mcp_servers, to_prompt
-from agent_cli.acp.live import Live
+from agent_cli.acp.live import ACP_MODES, Live
 from agent_cli.acp.updates import CompactionUpdate
 from agent_cli.api import Options
 
@@ -132,14 +132,20 @@ class AcpAgent:
             live.cancel()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
-        self._live(session_id).set_mode(mode_id)
+        await self._live(session_id).set_mode(mode_id)
 
     # -- the rest -----------------------------------------------------------------------------------
     async def _open(self, cwd: str, servers: list[Any] | None, resume: str | None) -> tuple[Live, list[str]]:
         if not Path(cwd).is_absolute():
             raise RequestError.invalid_params({"message": f"cwd must be an absolute path, got {cwd!r}"})
         extra, problems = mcp_servers(servers)
-        options = replace(self.base, cwd=cwd, resume=resume, mcp_servers={**self.base.mcp_servers, **extra})
+        options = replace(
+            self.base,
+            cwd=cwd,
+            resume=resume,
+            mcp_servers={**self.base.mcp_servers, **extra},
+            permission_modes=ACP_MODES,  # yolo only when the command started in it
+        )
         fs = self.capabilities.fs
         both = fs is not None and bool(fs.read_text_file) and bool(fs.write_text_file)
         files = ClientFiles(self.conn) if both else None

@@ -4,7 +4,8 @@ Text and thinking stream as message and thought chunks; a tool call is announced
 while it waits for a permission answer, in progress once it runs) and updated when it ends, with
 edit_file/write_file as ACP diffs; the todo list is the plan; the context gauge and the session's
 cost are `usage_update`; a compaction is a `compaction_update` for clients that declared it,
-else a line in the agent's message; notices, errors and slash-command output are message text.
+else a line in the agent's message; notices and slash-command output are message text (an API
+error that ends the turn is the prompt's JSON-RPC error: live.py).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from agent_cli.core.events import (
     Compacted,
     ContextStatus,
     ContextUpdate,
-    ErrorEvent,
     Event,
     Notice,
     PermissionDenied,
@@ -140,9 +140,6 @@ class Updates:
             return [update_agent_message_text(_paragraph(event.text))]
         if isinstance(event, Notice) and event.text:
             return [update_agent_message_text(_paragraph(f"[{event.level}] {event.text}"))]
-        if isinstance(event, ErrorEvent):
-            hint = f" ({event.hint})" if event.hint else ""
-            return [update_agent_message_text(_paragraph(f"[error] {event.message}{hint}"))]
         if isinstance(event, TurnFinished) and self.running:  # an interrupted turn ends its calls
             ended = [
                 update_tool_call(i, status="failed", content=[_text("interrupted")]) for i in self.running

@@ -46,6 +46,7 @@ class AgentBackend(Protocol):
     session_id: str
     model: str
     permission_mode: str
+    permission_modes: tuple[str, ...]  # the modes it may be switched to (the front end decided)
     mode_before_plan: str  # where approving a plan returns to
     shells: BackgroundShells
 
@@ -60,7 +61,8 @@ class AgentBackend(Protocol):
         ...
 
     def set_permission_mode(self, mode: str) -> None:
-        """Switch the permission mode now (Shift+Tab, plan approval); ValueError on an unknown mode."""
+        """Switch the permission mode now (Shift+Tab, plan approval, /permissions MODE); ValueError on a
+        mode not in `permission_modes`."""
         ...
 
     def interrupt(self) -> None:

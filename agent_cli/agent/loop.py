@@ -367,7 +367,7 @@ class Loop:
         self.totals.cost_usd += self.model.cost(done.usage)
         self.totals.requests += 1
         self.requests_this_run += 1
-        emit(AssistantMessage(appended.message, done.usage, done.stop_reason))
+        emit(AssistantMessage(appended.message, done.usage, done.stop_reason, done.id, done.model))
         emit(UsageUpdate(done.usage, self.totals.usage, self.totals.cost_usd, self.totals.cache_hit_rate()))
         emit(ContextUpdate(self.engine.status()))
         self._check()

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent_cli.core.errors import AgentError
 from agent_cli.tools.mentions.index import FileIndex
+from agent_cli.tools.permissions import MODES
 from agent_cli.tools.sandbox.child_env import ChildEnv
 from agent_cli.tools.shells.manager import ShellManager
 
@@ -47,6 +49,31 @@ class SessionSetup:
     interactive: bool = True
     trusted: bool = False  # the workspace's .mcp.json, hooks and settings may be used (settings/trust.py)
     fork: bool = False  # go on in a copy of `resume_id` (a new session), leaving the original alone
+    # the permission modes it may be switched to besides the one it starts in (None: every mode);
+    # the front end that opens it decides (`agent acp`: yolo only when it started in it)
+    permission_modes: tuple[str, ...] | None = None
+
+
+class ModeRefused(AgentError, ValueError):
+    """A permission mode the session may not be switched to (or no mode at all)."""
+
+
+def offered_modes(allowed: tuple[str, ...] | None, start: str) -> tuple[str, ...]:
+    """The modes a session that starts in `start` may be switched to: `allowed` and `start`."""
+    return MODES if allowed is None else tuple(dict.fromkeys((*allowed, start)))
+
+
+def check_mode(mode: str, offered: tuple[str, ...]) -> None:
+    """The one rule every switch obeys — `/permissions MODE`, Shift+Tab, an editor's mode picker, a
+    plan's approval: ModeRefused, saying why, unless `mode` is one of `offered`."""
+    if mode in offered:
+        return
+    if mode not in MODES:
+        raise ModeRefused(f"unknown permission mode {mode!r}: use {', '.join(offered)}")
+    raise ModeRefused(
+        f"{mode} mode is not available in this session (its modes: {', '.join(offered)}); "
+        "it is offered only to a session that starts in it"
+    )
 
 
 class SubagentRunner(Protocol):

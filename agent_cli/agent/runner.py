@@ -18,7 +18,7 @@ from agent_cli.agent.input.calls import PersonCalls
 from agent_cli.agent.input.mentions import MentionInfo, Mentions
 from agent_cli.agent.input.router import PersonInput
 from agent_cli.agent.memory_schedule import MemorySchedule
-from agent_cli.agent.parts import SessionParts, SessionSetup
+from agent_cli.agent.parts import SessionParts, SessionSetup, check_mode, offered_modes
 from agent_cli.agent.prompt_commands import custom_turn
 from agent_cli.agent.side_requests import complete_metered, summarize
 from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
@@ -70,6 +70,7 @@ class AgentSession:
         self.model = parts.config.model
         self.permissions = parts.permissions
         self.permission_mode = self.permissions.mode
+        self.permission_modes = offered_modes(setup.permission_modes, self.permission_mode)
         self.rule_warnings = list(parts.rule_warnings)
         self.warnings: list[str] = list(parts.rule_warnings)
         self.mode_before_plan = "ask"  # where approving a plan returns to
@@ -363,7 +364,8 @@ class AgentSession:
         self.log.append("config", model=name)
 
     def set_permission_mode(self, mode: str) -> None:
-        """Switch modes (ValueError on an unknown one); entering or leaving plan mode tells the model."""
+        """Switch modes (ModeRefused on one not offered); entering or leaving plan mode tells the model."""
+        check_mode(mode, self.permission_modes)
         before = self.permission_mode
         self.permissions.set_mode(mode)  # type: ignore[arg-type]
         self.permission_mode = mode

@@ -266,11 +266,13 @@ def open_session(
     trusted: bool | None = None,
     report: Callable[[str, str], None] | None = None,
     file_access: FileAccess | None = None,
+    permission_modes: tuple[str, ...] | None = None,
 ) -> AgentSession:
     """The session a front end runs (through api.Session: the TUI, `agent -p`, programs): the
     provider the config names, the trust decision, the workspace's MCP servers, then
     `compose_session`. `report` says problems as they happen (headless: a line on stderr); without
-    it they reach the session's notices. `trusted` is the caller's decision (the TUI asked)."""
+    it they reach the session's notices. `trusted` is the caller's decision (the TUI asked);
+    `permission_modes` the modes it may switch to besides its first (None: every one)."""
     if demo and config.model == "claude-sonnet-5-5":
         from agent_cli.llm.scripted import DEMO_MODEL
 
@@ -290,7 +292,9 @@ def open_session(
     from agent_cli.extensions.mcp.runtime import runtime_for
 
     mcp = runtime_for(config, workspace, trusted=trusted, interactive=interactive, report=report)
-    setup = SessionSetup(workspace, resume_id, interactive, trusted, fork=fork)
+    setup = SessionSetup(
+        workspace, resume_id, interactive, trusted, fork=fork, permission_modes=permission_modes
+    )
     session = compose_session(config, provider, setup, mcp=mcp, file_access=file_access)
     if untold:  # what the workspace brought and was left out: a notice with the first prompt
         session.warnings.append(untold)

@@ -45,7 +45,9 @@ class Options:
     the scripted provider from a YAML/JSON file, `demo` the built-in demo script (both offline).
     `mcp_servers` are MCP servers the caller brings, by name, in `.mcp.json`'s shape ({"command",
     "args", "env"} or {"type": "http", "url", "headers"}): used as the person's own (an editor's, over
-    ACP), beside those of their config, whose same names they replace."""
+    ACP), beside those of their config, whose same names they replace. `permission_modes` are the
+    modes the session may be switched to besides the one it starts in (None: every mode; `agent
+    acp` leaves yolo out unless it starts in it)."""
 
     cwd: Path | str = "."
     model: str | None = None
@@ -63,6 +65,7 @@ class Options:
     demo: bool = False
     debug: bool = False
     mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    permission_modes: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowed_tools", _rules(self.allowed_tools))
@@ -111,6 +114,10 @@ def prepare(options: Options) -> Prepared:
     if options.allowed_tools or options.disallowed_tools:
         rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
         config = replace(config, flag_permissions=rules)
+    if options.max_turns is not None and options.max_turns < 1:  # 0 is no cap only in config files
+        raise ConfigError(
+            f"--max-turns (max_turns) must be at least 1, not {options.max_turns}: leave it out for no cap"
+        )
     if options.resume is not None and not options.resume.strip():
         raise ConfigError("--resume (resume) needs a session id: see `agent sessions`")
     if options.resume and options.continue_session:

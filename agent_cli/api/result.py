@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from agent_cli.core.events import (
@@ -30,8 +29,7 @@ from agent_cli.core.events import (
     TurnFinished,
 )
 from agent_cli.core.types import Totals, Usage
-from agent_cli.extensions.hooks.runner import FILE_TOOLS
-from agent_cli.extensions.hooks.spec import claude_name
+from agent_cli.extensions.hooks.spec import claude_input, claude_name
 
 Subtype = Literal["success", "error_max_turns", "error_during_execution"]
 
@@ -217,10 +215,7 @@ class Tally:
         call = event.call
         if call is None:
             return PermissionDenial("", "", {}, event.target, event.reason)
-        tool_input = dict(call.input)
-        path = tool_input.get("path")
-        if call.name in FILE_TOOLS and isinstance(path, str) and "file_path" not in tool_input:
-            tool_input["file_path"] = str(Path(self.workspace, path).resolve())
+        tool_input = claude_input(call.name, call.input, self.workspace)
         return PermissionDenial(claude_name(call.name), call.id, tool_input, event.target, event.reason)
 
     def finish(self, session: Finished, failure: Exception | None = None) -> Result:

@@ -99,6 +99,7 @@ class Session:
             trusted=trusted,
             report=self._report if self.report is not None else None,
             file_access=self.files,
+            permission_modes=self.options.permission_modes,
         )
         self._backend.warnings += prepared.notes  # told with what opening the session found
         status = self._backend.engine.status()  # a budget the system prompt and tools alone fill

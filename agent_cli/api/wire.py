@@ -3,7 +3,10 @@ messages `--input-format stream-json` reads.
 
 A run prints a `system`/`init` message first, then an `assistant` message per response (the API's
 message: id, role, model, content blocks, stop_reason, usage) and a `user` message per tool result,
-and ends with the `result` (api/result.py). Every line carries the `session_id`. Our own events —
+and ends with the `result` (api/result.py). Tools are named as Claude Code names them, in `init`,
+in the `tool_use` blocks and in `permission_denials` alike, and a `tool_use` block's input is the
+one hooks get (`file_path` for the file tools: extensions/hooks/spec.py `claude_input`); the `user`
+line's `tool_use_id` pairs it with its block. Every line carries the `session_id`. Our own events —
 compaction, the context gauge, retries, notices, tool starts — are lines of their own types beside
 these, never in their place.
 """
@@ -25,7 +28,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.surrogates import scrub
 from agent_cli.extensions.hooks.runner import PERMISSION_MODES
-from agent_cli.extensions.hooks.spec import claude_name
+from agent_cli.extensions.hooks.spec import claude_input, claude_name
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,12 @@ def init_message(facts: SessionFacts) -> dict[str, Any]:
     }
 
 
-def stream_message(event: Event, session_id: str, model: str) -> dict[str, Any] | None:
+def stream_message(event: Event, session_id: str, model: str, cwd: str = ".") -> dict[str, Any] | None:
     """The line for `event`, or None when it has none: text and thinking deltas (the whole response
-    comes as its `assistant` message) and the turn's end (the `result` line says it)."""
+    comes as its `assistant` message) and the turn's end (the `result` line says it). `cwd` is the
+    session's workspace, which a file tool's relative path is read from."""
     if isinstance(event, AssistantMessage):
-        return assistant_message(event, session_id, model)
+        return assistant_message(event, session_id, model, cwd)
     if isinstance(event, ToolFinished):
         return tool_result_message(event, session_id)
     if isinstance(event, TextDelta | ThinkingDelta | TurnFinished):
@@ -74,7 +78,7 @@ def stream_message(event: Event, session_id: str, model: str) -> dict[str, Any] 
     return {**event.to_json(), "session_id": session_id}
 
 
-def assistant_message(event: AssistantMessage, session_id: str, model: str) -> dict[str, Any]:
+def assistant_message(event: AssistantMessage, session_id: str, model: str, cwd: str = ".") -> dict[str, Any]:
     blocks = event.message.blocks if event.message is not None else ()
     return {
         "type": "assistant",
@@ -82,16 +86,24 @@ def assistant_message(event: AssistantMessage, session_id: str, model: str) -> d
         "session_id": session_id,
         "parent_tool_use_id": None,
         "message": {
-            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "id": event.message_id or f"msg_{uuid.uuid4().hex[:24]}",
             "type": "message",
             "role": "assistant",
-            "model": model,
-            "content": [block.to_api() for block in blocks],
+            "model": event.model or model,
+            "content": [_claude_block(block.to_api(), cwd) for block in blocks],
             "stop_reason": event.stop_reason or None,
             "stop_sequence": None,
             "usage": event.usage.to_json(),
         },
     }
+
+
+def _claude_block(block: dict[str, Any], cwd: str) -> dict[str, Any]:
+    """A content block as Claude Code's stream shows it: a tool_use with its tool's name and input."""
+    if block.get("type") != "tool_use":
+        return block
+    name = str(block.get("name", ""))
+    return {**block, "name": claude_name(name), "input": claude_input(name, block.get("input") or {}, cwd)}
 
 
 def tool_result_message(event: ToolFinished, session_id: str) -> dict[str, Any]:

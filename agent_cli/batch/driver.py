@@ -4,6 +4,7 @@ print the summary — also after Ctrl+C, with what was done so far."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -26,12 +27,12 @@ from agent_cli.batch.summary import print_summary, summarize
 from agent_cli.batch.tasks import read_tasks
 from agent_cli.batch.worker import Plan
 from agent_cli.core.errors import AgentError
+from agent_cli.session.signals import exit_code
 
 if TYPE_CHECKING:
     from agent_cli.api import Options
 
 DEFAULT_WORKERS = 4
-STOPPED = 130  # as a shell reports Ctrl+C
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def default_workdir(results: Path) -> Path:
 
 def run_batch(args: BatchArgs, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the batch; the exit code (0 all done, 1 a task failed or a line was bad, 2 it could not
-    start, 130 stopped)."""
+    start, 128 + N stopped by signal N: 130 Ctrl+C, 143 SIGTERM)."""
     out, err = out or sys.stdout, err or sys.stderr
     started = time.monotonic()
     try:
@@ -126,7 +127,7 @@ def run_batch(args: BatchArgs, out: TextIO | None = None, err: TextIO | None = N
         print(
             "agent: batch stopped; run it again to go on (interrupted tasks resume their sessions)", file=err
         )
-        return STOPPED
+        return exit_code(stop.signum or signal.SIGINT)  # as `agent -p` and a shell report it
     return 1 if summary.failed or tasks.problems else 0
 
 

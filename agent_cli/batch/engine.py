@@ -65,10 +65,12 @@ class Engine(Protocol):
 class StopRequest:
     """Ctrl+C (SIGINT) and SIGTERM, counted: the first stops the batch gently (running tasks are
     interrupted, their sessions kept), a second at once. Each signal also writes a byte to a socket
-    the engines wait on, so a wait ends when one comes."""
+    the engines wait on, so a wait ends when one comes. `signum` is the first signal's (the batch
+    exits 128 + it)."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.signum: int | None = None
         self._read, self._write = socket.socketpair()
         self._read.setblocking(False)
         self._write.setblocking(False)
@@ -89,6 +91,8 @@ class StopRequest:
         self._write.close()
 
     def _received(self, signum: int, frame: object) -> None:
+        if self.signum is None:
+            self.signum = signum
         self.request()
 
     def request(self) -> None:

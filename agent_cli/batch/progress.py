@@ -110,7 +110,10 @@ class Progress:
 def describe(row: Row) -> str:
     seconds = row.duration_ms / 1000
     if row.is_error:
-        first = (row.result.strip().splitlines() or ["failed"])[0]
+        if row.stop_reason == "max_turns":  # its result is the last words, often none
+            first = f"max turns reached ({row.num_turns} model calls); the task is not finished"
+        else:
+            first = (row.result.strip().splitlines() or [*row.errors[-1:], "failed"])[0]
         return f"error: {first[:160]}" + (f" · {row.branch}" if row.commit else "")
     parts = [f"{row.num_turns} turn{'s' if row.num_turns != 1 else ''}", f"{seconds:.1f} s"]
     parts += [f"${row.total_cost_usd:.4f}", row.branch, row.diff_stat or "no changes"]

@@ -40,7 +40,7 @@ class Row:
     commit: str = ""  # the branch's head once the work was committed
     worktree: str = ""
     attempts: int = 1
-    permission_denials: int = 0
+    permission_denials: tuple[dict[str, Any], ...] = ()  # as -p's: {tool_name, tool_use_id, tool_input, …}
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -65,7 +65,7 @@ class Row:
             "commit": self.commit,
             "worktree": self.worktree,
             "attempts": self.attempts,
-            "permission_denials": self.permission_denials,
+            "permission_denials": list(self.permission_denials),
             "errors": list(self.errors),
             "warnings": list(self.warnings),
         }
@@ -81,6 +81,8 @@ class Row:
             return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
         usage = data.get("usage")
+        denials = data.get("permission_denials")  # a count in rows written before it was the list
+        denials = denials if isinstance(denials, list) else []
         return cls(
             id=str(data.get("id", "")),
             is_error=bool(data.get("is_error", True)),
@@ -101,7 +103,7 @@ class Row:
             commit=text("commit"),
             worktree=text("worktree"),
             attempts=int(number("attempts")) or 1,
-            permission_denials=int(number("permission_denials")),
+            permission_denials=tuple(d for d in denials if isinstance(d, dict)),
         )
 
 

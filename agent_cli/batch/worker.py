@@ -176,7 +176,7 @@ def run_task(task: Task, plan: Plan, gate: Gate, stop: Interrupt, attempt: int =
         commit=head,
         worktree=str(checkout.path),
         attempts=attempt,
-        permission_denials=len(result.permission_denials),
+        permission_denials=tuple(denial.to_json() for denial in result.permission_denials),
         errors=result.errors,
         warnings=result.warnings,
     )

@@ -38,6 +38,7 @@ class Output:
         self.err = err or sys.stderr
         self.session_id = ""
         self.model = ""
+        self.cwd = "."
         self._context: ContextStatus | None = None
 
     def _line(self, data: dict[str, object]) -> None:
@@ -46,7 +47,7 @@ class Output:
 
     def init(self, facts: SessionFacts) -> None:
         """The stream's first line: Claude Code's `system`/`init`."""
-        self.session_id, self.model = facts.session_id, facts.model
+        self.session_id, self.model, self.cwd = facts.session_id, facts.model, facts.cwd
         if self.fmt == "stream-json":
             self._line(init_message(facts))
 
@@ -55,7 +56,9 @@ class Output:
             if event.status == self._context:
                 return  # the loop refreshes the gauge often; a stream reports each change once
             self._context = event.status
-        if self.fmt == "stream-json" and (line := stream_message(event, self.session_id, self.model)):
+        if self.fmt == "stream-json" and (
+            line := stream_message(event, self.session_id, self.model, self.cwd)
+        ):
             self._line(line)
         warning = isinstance(event, Notice) and event.level != "info"
         if (

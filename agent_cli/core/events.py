@@ -136,6 +136,8 @@ class AssistantMessage(Event):
     message: Message | None = None
     usage: Usage = field(default_factory=Usage)
     stop_reason: str = ""
+    message_id: str = ""  # the API's id of the response, when it gave one
+    model: str = ""  # the model that answered, as the API named it
 
 
 @dataclass(frozen=True)

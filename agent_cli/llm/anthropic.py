@@ -179,7 +179,7 @@ class AnthropicProvider:
         message = turn.message()
         if binds:
             self.binding.produced(body, message)
-        yield StreamDone(message, turn.usage, turn.stop_reason)
+        yield StreamDone(message, turn.usage, turn.stop_reason, turn.id, turn.model)
 
     async def _attempt(self, client: Any, body: dict[str, Any], turn: _Turn) -> AsyncIterator[StreamEvent]:
         beta = {"extra_headers": {"anthropic-beta": BETA}} if _binding(body) else {}
@@ -245,6 +245,7 @@ class _Turn:
         self.stop_reason = ""
         self.finished = False
         self.content_started = False
+        self.id = self.model = ""  # the message's, from message_start
 
     def feed(self, raw: Any) -> list[StreamEvent]:
         out = self._translate(raw)
@@ -255,6 +256,8 @@ class _Turn:
     def _translate(self, raw: Any) -> list[StreamEvent]:
         kind = getattr(raw, "type", "")
         if kind == "message_start":
+            self.id = str(getattr(raw.message, "id", "") or "")
+            self.model = str(getattr(raw.message, "model", "") or "")
             u = raw.message.usage
             split = getattr(u, "cache_creation", None)  # the writes by TTL (newer APIs)
             self.usage = Usage(

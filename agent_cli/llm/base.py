@@ -60,6 +60,8 @@ class StreamDone:
     message: Message
     usage: Usage
     stop_reason: str
+    id: str = ""  # the API's id of the message, when it gave one
+    model: str = ""  # the model that answered, as the API named it
 
 
 StreamEvent = (

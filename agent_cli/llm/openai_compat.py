@@ -145,7 +145,7 @@ class OpenAICompatProvider:
         async for event in stream_with_retries(new_attempt, self.backoff, idle_timeout=self.idle_timeout):
             yield event
         turn = final[0]
-        yield StreamDone(turn.message(), turn.usage, turn.stop_reason or "end_turn")
+        yield StreamDone(turn.message(), turn.usage, turn.stop_reason or "end_turn", turn.id, turn.model)
 
 
 class _Attempt:
@@ -205,9 +205,12 @@ class ChatTurn:
         self.stop_reason = ""
         self.finished = False  # a finish_reason arrived
         self.content_started = False
+        self.id = self.model = ""  # the completion's, from its chunks
 
     def feed(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
+        self.id = self.id or str(chunk.get("id") or "")
+        self.model = self.model or str(chunk.get("model") or "")
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta") or {}
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")

@@ -1,6 +1,7 @@
 """An ACP client for the tests, on the SDK's client side: it spawns the real `agent acp`, records
 every session update, answers permission questions from a queue, and serves `fs` reads and writes
-from its own "editor buffers" (written through to the disk, as an editor saves)."""
+from its own "editor buffers" (written through to the disk, as an editor saves). `in_process` is
+the fast way: our AcpAgent in this process, the Editor its connection (no JSON-RPC framing)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,18 @@ async def connected(
             initialize = conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
             conn.init = await asyncio.wait_for(initialize, WAIT)
             yield conn, process
+
+
+@contextlib.asynccontextmanager
+async def in_process(editor: Editor, options: Any, scratch: Path) -> AsyncIterator[Any]:
+    """`agent acp`'s AcpAgent, started with `options` (api.Options, as the command builds them) and
+    initialized, calling `editor` as its client; the sessions closed afterwards."""
+    from agent_cli.acp.server import AcpAgent
+
+    agent = AcpAgent(options, scratch)
+    agent.on_connect(editor)
+    await agent.initialize(protocol_version=PROTOCOL_VERSION)
+    try:
+        yield agent
+    finally:
+        await agent.close()

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_cli import api
+from agent_cli.api.options import prepare
+from agent_cli.core.errors import ConfigError
 from tests.fakeapi.replies import text, tool_call
 from tests.fakeapi.server import FakeAnthropic
 
@@ -124,6 +126,14 @@ def test_claude_codes_mode_names_are_ours(workspace: Path) -> None:
         "Edit",
         "Read",
     )
+
+
+@pytest.mark.parametrize("turns", [0, -1])
+def test_max_turns_below_one_is_refused_not_unlimited(workspace: Path, turns: int) -> None:
+    with pytest.raises(ConfigError, match=rf"max_turns\) must be at least 1, not {turns}"):
+        prepare(api.Options(cwd=workspace, max_turns=turns))
+    result = api.run("hi", cwd=workspace, max_turns=turns)
+    assert result.is_error and "--max-turns (max_turns) must be at least 1" in result.result
 
 
 async def test_max_turns_is_error_max_turns(env: FakeAnthropic, workspace: Path) -> None:

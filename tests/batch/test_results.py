@@ -27,6 +27,15 @@ def test_rows_round_trip_and_a_torn_last_line_does_not_swallow_the_next(tmp_path
     assert again.rows["a"].usage == Usage(10, 5, 100, 20)
 
 
+def test_a_rows_permission_denials_are_the_list_p_prints(tmp_path):
+    denial = {"tool_name": "Bash", "tool_use_id": "toolu_1", "tool_input": {"command": "rm -rf x"}}
+    row = Row("a", False, "ok", permission_denials=(denial,))
+    assert row.to_json()["permission_denials"] == [denial]
+    assert Row.from_json(json.loads(json.dumps(row.to_json()))) == row
+    old = {**Row("b", False, "ok").to_json(), "permission_denials": 2}  # a row from before: a count
+    assert Row.from_json(old).permission_denials == ()
+
+
 def test_which_tasks_a_second_run_skips(tmp_path):
     path = tmp_path / "out.jsonl"
     results = ResultsFile(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from agent_cli.batch.progress import Progress
+from agent_cli.batch.progress import Progress, describe
 from agent_cli.batch.results import Row
 from agent_cli.batch.summary import percentile, print_summary, summarize
 from agent_cli.core.types import Usage
@@ -47,6 +47,13 @@ def test_percentile_is_nearest_rank():
     assert percentile([5], 95) == 5
     assert percentile([1, 2, 3, 4], 50) == 2
     assert percentile(list(range(1, 101)), 95) == 95
+
+
+def test_a_failed_task_with_no_result_says_why_it_ended():
+    maxed = Row("m", True, "", num_turns=3, stop_reason="max_turns", subtype="error_max_turns")
+    assert describe(maxed) == "error: max turns reached (3 model calls); the task is not finished"
+    crashed = Row("c", True, "", errors=("session: disk full",))
+    assert describe(crashed) == "error: session: disk full"
 
 
 def test_piped_progress_is_plain_lines_with_the_count_and_no_markup():

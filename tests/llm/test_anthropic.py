@@ -80,6 +80,7 @@ async def test_streams_text_in_deltas(fake_anthropic):
     assert len(deltas) > 3 and "".join(deltas) == "The quick brown fox jumps over the lazy dog."
     done = done_of(events)
     assert done.stop_reason == "end_turn"
+    assert done.id.startswith("msg_fake_") and done.model == "claude-sonnet-5-5"  # message_start's
     assert (
         done.message.role == "assistant"
         and done.message.text == "The quick brown fox jumps over the lazy dog."

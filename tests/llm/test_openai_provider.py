@@ -76,6 +76,7 @@ async def test_text_streams_in_deltas_with_usage_and_stop_reason(fake_openai):
     assert len(texts) > 3 and "".join(texts) == "Hello there, how are you?"
     done = done_of(events)
     assert done.stop_reason == "end_turn" and done.message.text == "Hello there, how are you?"
+    assert done.id.startswith("chatcmpl_fake_") and done.model == fake_openai.requests[-1]["model"]
     assert done.usage.input_tokens > 0 and done.usage.output_tokens > 0
     sent = fake_openai.requests[-1]
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}

@@ -25,13 +25,12 @@ from agent_cli.extensions.hooks.api import (
     StopOutcome,
 )
 from agent_cli.extensions.hooks.process import HookReply, HookRun, interpret, label, run_hook
-from agent_cli.extensions.hooks.spec import HookGroup, claude_name, select
+from agent_cli.extensions.hooks.spec import HookGroup, claude_input, claude_name, select
 from agent_cli.tools.base import ToolResult
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Record = Callable[..., None]  # EventLog.append(kind, **fields)
 LOG_CHARS = 2_000
-FILE_TOOLS = ("read_file", "write_file", "edit_file", "multi_edit")
 PERMISSION_MODES = {"ask": "default", "auto-edit": "acceptEdits", "yolo": "bypassPermissions"}
 
 
@@ -184,11 +183,7 @@ class CommandHooks:
     # -- payloads ----------------------------------------------------------------------------------
     def _tool_input(self, call: ToolCall) -> dict[str, Any]:
         """Our input, plus Claude Code's absolute `file_path` for the file tools."""
-        out = dict(call.input)
-        path = out.get("path")
-        if call.name in FILE_TOOLS and isinstance(path, str) and "file_path" not in out:
-            out["file_path"] = str((self.workspace / path).resolve())
-        return out
+        return claude_input(call.name, call.input, self.workspace)
 
     def _our_input(self, call: ToolCall, given: Any) -> Any:
         """A hook's updatedInput in our terms: the absolute `file_path` we add for the file tools

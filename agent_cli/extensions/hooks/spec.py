@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 EVENTS = (
@@ -51,8 +52,21 @@ CLAUDE_NAMES = {
 }
 
 
+FILE_TOOLS = ("read_file", "write_file", "edit_file", "multi_edit")  # Claude Code's take `file_path`
+
+
 def claude_name(tool: str) -> str:
     return CLAUDE_NAMES.get(tool, tool)
+
+
+def claude_input(tool: str, tool_input: Mapping[str, Any], workspace: Path | str) -> dict[str, Any]:
+    """A call's input as Claude Code shows it — to hooks, in `permission_denials`, in stream-json's
+    `tool_use` blocks: ours, plus Claude Code's absolute `file_path` for the file tools."""
+    out = dict(tool_input)
+    path = out.get("path")
+    if tool in FILE_TOOLS and isinstance(path, str) and "file_path" not in out:
+        out["file_path"] = str((Path(workspace) / path).resolve())
+    return out
 
 
 @dataclass(frozen=True)

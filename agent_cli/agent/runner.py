@@ -185,25 +185,13 @@ class AgentSession:
         return await self.rewinder.rewind(number, mode)
 
     async def _summarize(self, system: str, content: str, purpose: str = "summary") -> str:
-        return await summarize(
-            self.provider,
-            self.config,
-            self.models,
-            self.model,
-            self.totals,
-            self.log,
-            system,
-            content,
-            purpose,
-        )
+        args = (self.provider, self.config, self.models, self.model, self.totals, self.log)
+        return await summarize(*args, system, content, purpose)
 
     async def _complete_note(self, request: Request) -> str:
         """Send a session-memory request (the main model: the cached prefix is the main model's)."""
-        return (
-            await complete_metered(
-                self.provider, request, self.totals, self.models, self.log, purpose="memory"
-            )
-        ).text
+        args = (self.provider, request, self.totals, self.models, self.log)
+        return (await complete_metered(*args, purpose="memory")).text
 
     @property
     def summarizer(self) -> Summarizer:

@@ -25,7 +25,7 @@ from agent_cli.extensions.hooks.api import (
     StopOutcome,
 )
 from agent_cli.extensions.hooks.process import HookReply, HookRun, interpret, label, run_hook
-from agent_cli.extensions.hooks.spec import HookGroup, claude_input, claude_name, select
+from agent_cli.extensions.hooks.spec import FILE_TOOLS, HookGroup, claude_input, claude_name, select
 from agent_cli.tools.base import ToolResult
 from agent_cli.tools.sandbox.child_env import ChildEnv
 

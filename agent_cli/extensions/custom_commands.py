@@ -2,7 +2,8 @@
 
 Directories, later ones winning on a name clash: `~/.claude/commands/` and
 `$XDG_CONFIG_HOME/agent/commands/` (the person's own), then the workspace's `.claude/commands/` and
-`.agent/commands/`. `review.md` is `/review`; `frontend/component.md` is `/frontend:component`.
+`.agent/commands/`. `review.md` is `/review`; `frontend/component.md` is `/component`, as in Claude
+Code, and `/frontend:component` (`short_names` says who has a short name two files share).
 Optional YAML frontmatter: `description`, `argument-hint`, `allowed-tools`, `model`. The body is the
 prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -104,9 +105,24 @@ class CustomCommands:
         return (command, arguments) if command else None
 
     def specs(self, workspace: Path) -> list[CommandSpec]:
-        """The commands' help lines (the built-in ones are in agent/api.py's list already)."""
-        ordered = sorted(self.commands.values(), key=lambda c: c.name)
-        return [c.spec(workspace) for c in ordered if c.origin != "builtin"]
+        """The commands' help lines (the built-in ones are in agent/api.py's list already), one each:
+        under its short name when it has one (`/component`), its full one said beside it."""
+        names: dict[int, list[str]] = {}
+        commands: list[PromptCommand] = []
+        for key, command in self.commands.items():
+            if id(command) not in names:
+                names[id(command)] = []
+                commands.append(command)
+            names[id(command)].append(key)
+        out: list[CommandSpec] = []
+        for command in commands:
+            if command.origin == "builtin":
+                continue
+            spec = command.spec(workspace)
+            first, *others = sorted(names[id(command)], key=lambda k: (":" in k, k))
+            also = "; also " + ", ".join(f"/{k}" for k in others) if others else ""
+            out.append(replace(spec, name=first, help=spec.help + also))
+        return sorted(out, key=lambda s: s.name)
 
 
 def command_dirs(workspace: Path, user_dirs: Sequence[Path]) -> list[tuple[Path, Origin]]:
@@ -147,8 +163,45 @@ def load_custom_commands(
             if problem:
                 warnings.append(problem)
             if command is not None:
+                found.pop(name, None)  # so the table's order is the order read: a later one wins
                 found[name] = command
-    return CustomCommands(found, tuple(warnings))
+    table: dict[str, CustomCommand] = dict(found)
+    for alias, command in short_names(list(found.values()), reserved, warnings).items():
+        if alias in table:  # a workspace's /component never replaces your frontend/component.md
+            warnings.append(
+                f"{table[alias].path}: /{alias} is one of yours ({command.path}), which wins; this file is ignored"
+            )
+        table[alias] = command
+    return CustomCommands(table, tuple(warnings))
+
+
+def short_names(
+    commands: Sequence[CustomCommand], reserved: set[str], warnings: list[str]
+) -> dict[str, CustomCommand]:
+    """`/component` for `frontend/component.md`, as Claude Code calls it; `commands` lowest
+    precedence first. A built-in's name is never taken, nor a command's full name, unless that is the
+    workspace's and the short name the person's. Of two with the same short name, the one that would
+    win were their names the same has it (the later loaded; the person's over the workspace's); the
+    other keeps its full name only, which one line says."""
+    full = {c.name: c for c in commands}
+    short: dict[str, CustomCommand] = {}
+    for command in commands:
+        alias = command.name.rsplit(":", 1)[-1]
+        named = full.get(alias)
+        if alias == command.name or alias in reserved:
+            continue
+        if named is not None and not (command.origin == "user" and named.origin == "workspace"):
+            continue
+        prior = short.get(alias)
+        yours_first = prior is not None and prior.origin == "user" and command.origin == "workspace"
+        winner = prior if yours_first else command
+        if prior is not None:
+            loser = command if winner is prior else prior
+            warnings.append(
+                f"/{alias} is /{winner.name} ({winner.path}); /{loser.name} keeps its full name only"
+            )
+        short[alias] = winner
+    return short
 
 
 def read_command(path: Path, name: str, origin: Origin) -> tuple[CustomCommand | None, str]:

@@ -32,7 +32,7 @@ def test_names_folders_precedence_and_problems(tmp_path):
     write(ws / ".agent" / "commands" / "help.md", "not me")
     write(ws / ".agent" / "commands" / "broken.md", "---\ndescription: [unclosed\n---\nstill $ARGUMENTS\n")
     found = load_custom_commands(ws, [user], ["help", "compact"])
-    assert sorted(found.commands) == ["broken", "frontend:component", "only-user", "review"]
+    assert sorted(found.commands) == ["broken", "component", "frontend:component", "only-user", "review"]
     assert found.commands["review"].body == "user review"  # a workspace never replaces yours
     assert len(found.warnings) == 4
     assert sum("/review is one of yours" in w and "which wins" in w for w in found.warnings) == 2
@@ -41,6 +41,44 @@ def test_names_folders_precedence_and_problems(tmp_path):
     assert "help.md: /help is a built-in command" in builtin
     assert "broken.md: frontmatter is not valid YAML at line" in broken and "loaded without" in broken
     assert found.commands["broken"].expand("it") == "still it"
+
+
+def test_a_command_in_a_folder_is_also_its_short_name(tmp_path):
+    """Claude Code calls `.claude/commands/frontend/component.md` `/component` (the folder shows in
+    its description); `/frontend:component` stays. Of two files with one short name, the one that
+    would win a full-name clash has it (yours over the workspace's, a later folder's over an
+    earlier's); the other keeps its full name. A full name or a built-in keeps its own."""
+    user, ws = tmp_path / "user", tmp_path / "ws"
+    write(ws / ".claude" / "commands" / "frontend" / "component.md", "Make component $ARGUMENTS")
+    write(ws / ".claude" / "commands" / "a" / "deploy.md", "theirs, a")
+    write(ws / ".agent" / "commands" / "b" / "deploy.md", "theirs, b")
+    write(user / "git" / "commit.md", "my commit")
+    write(ws / ".claude" / "commands" / "commit.md", "their commit")
+    write(ws / ".claude" / "commands" / "x" / "commit.md", "their x commit")
+    write(ws / ".claude" / "commands" / "y" / "help.md", "not /help")
+    write(ws / ".claude" / "commands" / "mine" / "review.md", "their review")
+    write(ws / ".claude" / "commands" / "review.md", "plain review")
+    found = load_custom_commands(ws, [user], ["help"])
+    component = found.find("/component Button")
+    assert component is not None and component[0].expand(component[1]) == "Make component Button"
+    assert found.find("/frontend:component")[0] is component[0]
+    assert found.commands["deploy"].body == "theirs, b" and found.commands["a:deploy"].body == "theirs, a"
+    assert found.commands["commit"].body == "my commit"  # a repository never takes your name
+    assert found.commands["x:commit"].body == "their x commit"
+    assert "help" not in found.commands and found.commands["review"].body == "plain review"
+    assert any(
+        "/deploy is /b:deploy" in w and "/a:deploy keeps its full name only" in w for w in found.warnings
+    )
+    assert any(
+        w.startswith(f"{ws / '.claude' / 'commands' / 'commit.md'}: /commit is one of yours")
+        for w in found.warnings
+    )
+    specs = {spec.name: spec.help for spec in found.specs(ws)}
+    assert (
+        specs["component"]
+        == "Make component $ARGUMENTS (.claude/commands/frontend/component.md); also /frontend:component"
+    )
+    assert "frontend:component" not in specs and "a:deploy" in specs and "mine:review" in specs
 
 
 def test_between_workspace_folders_the_later_wins_and_a_link_outside_is_not_read(tmp_path):

@@ -5,7 +5,9 @@ Directories, later ones winning on a name clash: `~/.claude/commands/` and
 `.agent/commands/`. `review.md` is `/review`; `frontend/component.md` is `/component`, as in Claude
 Code, and `/frontend:component` (`short_names` says who has a short name two files share).
 Optional YAML frontmatter: `description`, `argument-hint`, `allowed-tools`, `model`. The body is the
-prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting).
+prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting). Its
+`@file` mentions attach the file, and its `` !`command` ``s run first, as the person's calls
+(agent/prompt_commands.py): a command file is not the person's yes to either.
 
 Workspace commands are loaded even in an untrusted workspace (they only send text to the model),
 but their `allowed-tools` (which skip permission questions) and `model` count only in a trusted one.
@@ -32,6 +34,7 @@ from agent_cli.tools.rules import split_rule_list
 Origin = Literal["user", "workspace"]
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|\d+)")
+_SHELL = re.compile(r"(?<!\S)!`([^`\n]+)`")  # !`git status`: run before the prompt is sent
 MAX_BYTES = 256_000
 
 
@@ -70,20 +73,17 @@ class CustomCommand:
     def expand(self, arguments: str) -> str:
         """The prompt this command sends for `arguments`."""
         arguments = arguments.strip()
-        try:
-            words = shlex.split(arguments)
-        except ValueError:
-            words = arguments.split()
-
-        def fill(match: re.Match[str]) -> str:
-            key = match.group(1)
-            return arguments if key == "ARGUMENTS" else _nth(words, int(key))
-
-        text = _PLACEHOLDER.sub(fill, self.body)  # one pass: arguments are never expanded again
+        text = _filled(self.body, arguments)
         uses_arguments = _PLACEHOLDER.search(self.body) is not None
         if arguments and not uses_arguments:
             text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
         return text.strip()
+
+    def shell_commands(self, arguments: str) -> list[str]:
+        """The commands of the body's `` !`command` `` (with `$ARGUMENTS`, `$1`… filled), in order:
+        they run, as bash calls judged like the model's, before the prompt goes (agent/prompt_commands.py).
+        Only the file's own: an argument that looks like one is words."""
+        return [_filled(match.group(1), arguments.strip()).strip() for match in _SHELL.finditer(self.body)]
 
     def spec(self, workspace: Path) -> CommandSpec:
         where = _shown_path(self.path, workspace)
@@ -253,6 +253,25 @@ def _tool_rules(value: Any) -> tuple[str, ...]:
     if isinstance(value, list):
         return tuple(str(v).strip() for v in value if str(v).strip())
     return tuple(split_rule_list(value)) if isinstance(value, str) else ()
+
+
+def without_shell(text: str) -> str:
+    """`text` without its `` !`command` `` (where `@` is a command's, not a mention)."""
+    return _SHELL.sub(" ", text)
+
+
+def _filled(template: str, arguments: str) -> str:
+    """`$ARGUMENTS`, `$1`, `$2`… of `template` filled, in one pass (arguments are never expanded again)."""
+    try:
+        words = shlex.split(arguments)
+    except ValueError:
+        words = arguments.split()
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        return arguments if key == "ARGUMENTS" else _nth(words, int(key))
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 def _nth(words: list[str], n: int) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
 from agent_cli.api.compose import compose_session
-from agent_cli.core.events import CommandResult, Notice, PermissionRequest, ToolStarted
+from agent_cli.core.events import CommandResult, Notice, PermissionDenied, PermissionRequest, ToolStarted
 from agent_cli.extensions.custom_commands import load_custom_commands
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
@@ -125,10 +125,12 @@ def test_frontmatter_and_expansion(tmp_path):
     )
 
 
-def make(workspace: Path, responses, *, trusted: bool, mode: str = "ask") -> AgentSession:
+def make(
+    workspace: Path, responses, *, trusted: bool, mode: str = "ask", interactive: bool = True
+) -> AgentSession:
     provider = ScriptedProvider(Script(responses=responses))
     config = Config(model="scripted", provider="scripted", permission_mode=mode, debug=True)
-    return compose_session(config, provider, SessionSetup(workspace, None, True, trusted))
+    return compose_session(config, provider, SessionSetup(workspace, None, interactive, trusted))
 
 
 async def test_a_command_runs_as_a_prompt_and_shows_in_help(workspace):
@@ -213,3 +215,68 @@ async def test_an_untrusted_workspace_command_cannot_choose_the_model(workspace)
     assert [r.model for r in s.provider.requests] == ["scripted"]
     [said] = [e.text for e in events if isinstance(e, Notice) and "claude-opus-5-5" in e.text]
     assert "ignored (this workspace is not trusted)" in said and "runs on scripted" in said
+
+
+def _sent(session: AgentSession) -> str:
+    return json.dumps(session.provider.requests[0].messages)
+
+
+async def test_a_command_s_mentions_attach_the_file_as_a_typed_prompt_s_do(workspace, tmp_path, monkeypatch):
+    """`- File: @app.py` in a command reached the model as words; now it is a read after the prompt.
+    A repository's command naming a file outside the workspace is not the person's yes: it asks (and
+    headless, it is not attached); the person's own command's is."""
+    (tmp_path / "secret.txt").write_text("SECRET-OUTSIDE")
+    write(
+        workspace / ".claude" / "commands" / "look.md", "- File: @app.py\n- Also: @../secret.txt\nReview $1"
+    )
+    s = make(workspace, [{"text": "ok"}], trusted=True)
+    asked: list[str] = []
+
+    async def deny(event):
+        if isinstance(event, PermissionRequest):
+            asked.append(event.call.input["path"])
+            event.future.set_result("deny")
+
+    await run(s, "/look README.md", deny)
+    sent = _sent(s)
+    assert "return a - b" in sent and "SECRET-OUTSIDE" not in sent and "# demo" not in sent
+    assert asked == [str(tmp_path / "secret.txt")]  # the repository's file asked; the person said no
+    headless = make(workspace, [{"text": "ok"}], trusted=True, interactive=False)
+    events = await run(headless, "/look @README.md")  # the person's own argument is theirs
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert "return a - b" in _sent(headless) and "# demo" in _sent(headless)
+    assert any("@../secret.txt: not attached without a person to ask" in n for n in notices)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    write(tmp_path / "xdg" / "agent" / "commands" / "mine.md", "Read @../secret.txt")
+    mine = make(workspace, [{"text": "ok"}], trusted=False, interactive=False)
+    await run(mine, "/mine")
+    assert "SECRET-OUTSIDE" in _sent(mine)
+
+
+async def test_a_command_s_bang_commands_run_first_as_the_model_s_bash_would(workspace):
+    """`` !`cmd` `` runs before the prompt is sent, its output after it, through the same rules,
+    question and sandbox as the model's bash: a repository's file is not the person's yes. Its
+    `allowed-tools` allow it only in a trusted workspace; an ask headless is a refusal the result says."""
+    write(
+        workspace / ".claude" / "commands" / "st.md",
+        "---\nallowed-tools: Bash(echo:*)\n---\nStatus: !`echo BANG-$1`\nNot a command: `!x` and a!`y`\n$ARGUMENTS",
+    )
+    s = make(workspace, [{"text": "ok"}], trusted=True)
+    events = await run(s, "/st one !`touch pwned`")
+    assert [e.call.input["command"] for e in events if isinstance(e, ToolStarted)] == ["echo BANG-one"]
+    assert "BANG-one\\n" in _sent(s) and not (workspace / "pwned").exists()
+    asked: list[str] = []
+
+    async def deny(event):
+        if isinstance(event, PermissionRequest):
+            asked.append(event.call.input["command"])
+            event.future.set_result("deny")
+
+    untrusted = make(workspace, [{"text": "ok"}], trusted=False)
+    events = await run(untrusted, "/st two", deny)
+    assert asked == ["echo BANG-two"] and not any(isinstance(e, ToolStarted) for e in events)
+    headless = make(workspace, [{"text": "ok"}], trusted=False, interactive=False)
+    events = await run(headless, "/st three")
+    assert not any(isinstance(e, ToolStarted) for e in events)
+    assert "Permission denied: bash" in _sent(headless) and "BANG-three\\n" not in _sent(headless)
+    assert [e for e in events if isinstance(e, PermissionDenied)]

@@ -232,3 +232,33 @@ def test_agent_mcp_list_says_what_the_workspace_config_tried(workspace):
     assert out.stderr.splitlines()[0].startswith(
         "agent: .agent/config.toml: ignored keys permission_mode, sandbox.mode ("
     )
+
+
+def test_the_person_s_claude_code_default_mode_is_theirs_and_what_is_not_read_is_said(
+    workspace, tmp_path, fake_anthropic
+):
+    """`permissions.defaultMode: acceptEdits` in ~/.claude/settings.json was ignored (the write was
+    refused headless); it is the person's mode now, as in Claude Code. `env` and `model` there are
+    not read, which one line says; a workspace's `defaultMode` still counts for nothing."""
+    claude = tmp_path / "claude-home"
+    _write(
+        claude / "settings.json",
+        json.dumps(
+            {"permissions": {"defaultMode": "acceptEdits"}, "env": {"FOO": "bar"}, "model": "claude-opus-4-1"}
+        ),
+    )
+    _write(workspace / ".claude" / "settings.json", '{"permissions": {"defaultMode": "bypassPermissions"}}')
+    fake_anthropic.push(
+        tool_call("write_file", {"path": "w.txt", "content": "x"}),
+        tool_call("bash", {"command": "touch bash-ran"}),
+        text("done"),
+    )
+    env = anthropic_env(workspace, fake_anthropic) | {"CLAUDE_CONFIG_DIR": str(claude)}
+    out = run_agent(workspace, env, "-p", "write it", "--output-format", "json")
+    data = json.loads(out.stdout)
+    assert (workspace / "w.txt").read_text() == "x"  # acceptEdits: the edit ran without a question
+    assert not (workspace / "bash-ran").exists() and [d for d in denials_of(data) if d.startswith("Bash")]
+    ignored = [line for line in out.stderr.splitlines() if "ignored keys" in line]
+    assert f"{claude / 'settings.json'}: ignored keys env, model (agent does not read them" in ignored[0]
+    assert ".claude/settings.json: ignored keys permissions.defaultMode (a workspace cannot" in ignored[1]
+    assert fake_anthropic.requests[0]["model"] != "claude-opus-4-1"

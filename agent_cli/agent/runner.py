@@ -258,7 +258,7 @@ class AgentSession:
         self.warnings = []
         emit = self.lifecycle.notifying(queue.put_nowait)
         if custom := self.custom.find(text):
-            work = custom_turn(self, self._turn, *custom, text.strip(), emit)
+            work = custom_turn(self, self._turn, *custom, text, emit)
         elif text.startswith("/") and not text.startswith("//"):
             work = run_command(self, text, emit)
         else:

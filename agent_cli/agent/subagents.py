@@ -322,10 +322,12 @@ def install_task_tool(
     """`tools` plus the task tool (with every agent definition found: the workspace's only when
     `trusted`), and one line per bad or skipped definition."""
     from agent_cli.extensions.agent_definitions import agent_dirs, load_agents
+    from agent_cli.settings.files import claude_user_dir
     from agent_cli.settings.trust import user_config_dir
     from agent_cli.tools.task import TaskTool
 
     if "task" in tools:
         return tools, []
-    loaded = load_agents(agent_dirs(workspace, user_config_dir()), tools.names(), trusted)
+    dirs = agent_dirs(workspace, user_config_dir(), claude_user_dir())
+    loaded = load_agents(dirs, tools.names(), trusted)
     return ToolRegistry([*tools, TaskTool(runner, loaded.agents)]), loaded.warnings

@@ -19,7 +19,7 @@ from agent_cli.agent.parts import SessionParts, SessionSetup
 from agent_cli.agent.runner import AgentSession
 from agent_cli.agent.subagents import Subagents, install_task_tool
 from agent_cli.agent.workspace_reads import name_files
-from agent_cli.context.assemble import environment_text, read_user_context
+from agent_cli.context.assemble import environment_text
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.tokens import TokenCounter
@@ -32,7 +32,7 @@ from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
 from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
-from agent_cli.settings.memory_files import user_memory_paths
+from agent_cli.settings.memory_files import read_user_context, user_memory_paths
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits, Tool
 from agent_cli.tools.mentions.index import FileIndex
@@ -111,7 +111,7 @@ def compose_session(
         models=models,
         commands=ext.commands,
         hooks=(lambda *_: hooks) if hooks is not None else ext.hooks,
-        builder=Builder(config, workspace, clock, skills.listing.text),
+        builder=Builder(config, workspace, clock, skills.listing.text, permissions),
         skills=skills,
         mcp=mcp,
         clock=clock,
@@ -186,6 +186,7 @@ class Builder:
     workspace: Path
     clock: Callable[[], float]
     skills: str = ""  # the skill listing, for an engine whose tools include `skill`
+    permissions: Permissions | None = None  # their deny and ask rules bind a memory file's imports
 
     def engine(
         self,
@@ -202,7 +203,7 @@ class Builder:
             model=model,
             system_prompt=system_prompt,
             tools=tools.schemas(),
-            user_context=read_user_context(self.workspace, user_memory_paths()),
+            user_context=read_user_context(self.workspace, user_memory_paths(), self._refusal(tools)),
             environment=environment_text(self.workspace, self.clock()),
             store=store,
             summarizer=summarizer,
@@ -212,6 +213,20 @@ class Builder:
             skills=self.skills if SKILL_TOOL in tools else "",
             name_files=lambda message: name_files(self.workspace, message),
         )
+
+    def _refusal(self, tools: ToolRegistry) -> Callable[[Path], str]:
+        """Why a deny or ask rule refuses reading a file a memory file imports ("" when none does:
+        where an import may lead is settings/memory_files.py's to judge)."""
+        read, permissions = tools.get("read_file"), self.permissions
+
+        def refusal(path: Path) -> str:
+            if read is None or permissions is None:
+                return ""
+            decision = permissions.decide(read, {"path": str(path)})
+            refused = decision.action == "deny" or (decision.action == "ask" and decision.rule)
+            return decision.reason if refused else ""
+
+        return refusal
 
     def output_limits(self) -> OutputLimits:
         context = self.config.context

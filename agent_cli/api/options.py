@@ -17,10 +17,9 @@ from typing import Any
 from agent_cli.api.compose import session_store
 from agent_cli.core.errors import ConfigError, SessionError
 from agent_cli.settings.config import Config, PermissionRules, load_config
+from agent_cli.settings.files import CLAUDE_MODES  # Claude Code's mode names -> ours
 from agent_cli.tools.rules import split_rule_list
 
-# Claude Code's permission modes -> ours (ours are accepted as they are)
-CLAUDE_MODES = {"default": "ask", "acceptEdits": "auto-edit", "bypassPermissions": "yolo", "plan": "plan"}
 NO_KEY = (
     "No API key found. Set one with\n\n"
     "    export ANTHROPIC_API_KEY=sk-ant-...\n\n"

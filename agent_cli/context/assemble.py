@@ -34,8 +34,6 @@ from agent_cli.context.tokens import REQUEST_OVERHEAD, TokenCounter
 from agent_cli.core.tags import escape_tags
 from agent_cli.core.types import Block, Message, Request
 
-USER_CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
-USER_CONTEXT_CAP = 20_000  # chars per file
 HEAD_CHARS = 200  # of .git/HEAD, which the repository wrote: a branch name, not a paragraph
 EMPTY_MESSAGE_TEXT = "(no content)"
 
@@ -244,48 +242,7 @@ def _latest_summary(
     return None
 
 
-# -- layer 3: the user context -----------------------------------------------------------------------
-
-
-def read_user_context(workspace: Path, user_files: Sequence[Path] = ()) -> str:
-    """The person's own memory files (`user_files`, e.g. ~/.config/agent/AGENTS.md), then AGENTS.md and
-    CLAUDE.md of the workspace root, each capped, as one text; "" when none.
-
-    The workspace is not trusted: its file that is a link to a file outside it (a key, /proc/self/environ)
-    is not read, since reading outside the workspace asks first; the text says so instead."""
-    parts: list[str] = []
-    seen: set[Path] = set()
-    home = str(Path.home()) + "/"
-    named = [
-        (("~/" + str(p)[len(home) :] if str(p).startswith(home) else str(p)) + " (yours, every workspace)", p)
-        for p in user_files
-    ]
-    root = Path(workspace).resolve()
-    theirs = [(n, Path(workspace) / n) for n in USER_CONTEXT_FILES]
-    for name, path in [*named, *theirs]:
-        try:
-            if not path.is_file():
-                continue
-            real = path.resolve()
-            if real in seen:
-                continue
-            seen.add(real)
-            if (name, path) in theirs and not real.is_relative_to(root):
-                parts.append(f"# {name}\n(not read: a link to a file outside the workspace)")
-                continue
-            text = path.read_bytes().decode("utf-8", "replace")
-        except OSError as exc:
-            parts.append(f"# {name}\n(could not be read: {exc.strerror or exc})")
-            continue
-        text = text.strip()
-        if not text:
-            continue
-        if len(text) > USER_CONTEXT_CAP:
-            cut = text.rfind("\n", 0, USER_CONTEXT_CAP)
-            cut = cut if cut > USER_CONTEXT_CAP // 2 else USER_CONTEXT_CAP
-            text = f"{text[:cut]}\n… ({len(text) - cut:,} more chars of {name} not shown)"
-        parts.append(f"# {name}\n{text}")
-    return "\n\n".join(parts)
+# -- the environment (the user context is read by settings/memory_files.py) ----------------------
 
 
 def environment_text(workspace: Path, now: float | datetime) -> str:

@@ -8,7 +8,8 @@
     ---
     You review code ...            # the body is the system prompt
 
-Looked for in `.claude/agents/` and `.agent/agents/` of the workspace, then the user config's
+Looked for in `.claude/agents/` and `.agent/agents/` of the workspace, then the person's own:
+`~/.claude/agents/` (`$CLAUDE_CONFIG_DIR`, Claude Code's user sub-agents) and the user config's
 `agents/` (a later one of the same name wins). The workspace is not trusted: its definitions (which
 set a sub-agent's system prompt, tools and model) load only in a workspace the person trusts, never
 from a file linked outside it, and never in place of a built-in or one of the person's own. The
@@ -80,10 +81,12 @@ class AgentDir:
     root: Path  # a workspace file must really lie inside this (a link out of it is skipped)
 
 
-def agent_dirs(workspace: Path, user_config_dir: Path) -> list[AgentDir]:
-    """Lowest precedence first: the workspace's, then the person's own."""
+def agent_dirs(workspace: Path, user_config_dir: Path, claude_dir: Path | None = None) -> list[AgentDir]:
+    """Lowest precedence first: the workspace's, then the person's own: Claude Code's
+    (`claude_dir`, `~/.claude` or `$CLAUDE_CONFIG_DIR`), then ours (as for skills)."""
     theirs = [AgentDir(workspace / d, "workspace", workspace) for d in AGENT_DIRS]
-    return [*theirs, AgentDir(user_config_dir / "agents", "user", user_config_dir)]
+    claude = [AgentDir(claude_dir / "agents", "user", claude_dir)] if claude_dir is not None else []
+    return [*theirs, *claude, AgentDir(user_config_dir / "agents", "user", user_config_dir)]
 
 
 def load_agents(directories: Iterable[AgentDir], known_tools: Iterable[str], trusted: bool) -> LoadedAgents:

@@ -2,9 +2,12 @@
 
 Directories, later ones winning on a name clash: `~/.claude/commands/` and
 `$XDG_CONFIG_HOME/agent/commands/` (the person's own), then the workspace's `.claude/commands/` and
-`.agent/commands/`. `review.md` is `/review`; `frontend/component.md` is `/frontend:component`.
+`.agent/commands/`. `review.md` is `/review`; `frontend/component.md` is `/component`, as in Claude
+Code, and `/frontend:component` (`short_names` says who has a short name two files share).
 Optional YAML frontmatter: `description`, `argument-hint`, `allowed-tools`, `model`. The body is the
-prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting).
+prompt; `$ARGUMENTS` is everything after the name, `$1`, `$2`… the words of it (shell quoting). Its
+`@file` mentions attach the file, and its `` !`command` ``s run first, as the person's calls
+(agent/prompt_commands.py): a command file is not the person's yes to either.
 
 Workspace commands are loaded even in an untrusted workspace (they only send text to the model),
 but their `allowed-tools` (which skip permission questions) and `model` count only in a trusted one.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -31,6 +34,7 @@ from agent_cli.tools.rules import split_rule_list
 Origin = Literal["user", "workspace"]
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|\d+)")
+_SHELL = re.compile(r"(?<!\S)!`([^`\n]+)`")  # !`git status`: run before the prompt is sent
 MAX_BYTES = 256_000
 
 
@@ -69,20 +73,17 @@ class CustomCommand:
     def expand(self, arguments: str) -> str:
         """The prompt this command sends for `arguments`."""
         arguments = arguments.strip()
-        try:
-            words = shlex.split(arguments)
-        except ValueError:
-            words = arguments.split()
-
-        def fill(match: re.Match[str]) -> str:
-            key = match.group(1)
-            return arguments if key == "ARGUMENTS" else _nth(words, int(key))
-
-        text = _PLACEHOLDER.sub(fill, self.body)  # one pass: arguments are never expanded again
+        text = _filled(self.body, arguments)
         uses_arguments = _PLACEHOLDER.search(self.body) is not None
         if arguments and not uses_arguments:
             text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
         return text.strip()
+
+    def shell_commands(self, arguments: str) -> list[str]:
+        """The commands of the body's `` !`command` `` (with `$ARGUMENTS`, `$1`… filled), in order:
+        they run, as bash calls judged like the model's, before the prompt goes (agent/prompt_commands.py).
+        Only the file's own: an argument that looks like one is words."""
+        return [_filled(match.group(1), arguments.strip()).strip() for match in _SHELL.finditer(self.body)]
 
     def spec(self, workspace: Path) -> CommandSpec:
         where = _shown_path(self.path, workspace)
@@ -104,9 +105,24 @@ class CustomCommands:
         return (command, arguments) if command else None
 
     def specs(self, workspace: Path) -> list[CommandSpec]:
-        """The commands' help lines (the built-in ones are in agent/api.py's list already)."""
-        ordered = sorted(self.commands.values(), key=lambda c: c.name)
-        return [c.spec(workspace) for c in ordered if c.origin != "builtin"]
+        """The commands' help lines (the built-in ones are in agent/api.py's list already), one each:
+        under its short name when it has one (`/component`), its full one said beside it."""
+        names: dict[int, list[str]] = {}
+        commands: list[PromptCommand] = []
+        for key, command in self.commands.items():
+            if id(command) not in names:
+                names[id(command)] = []
+                commands.append(command)
+            names[id(command)].append(key)
+        out: list[CommandSpec] = []
+        for command in commands:
+            if command.origin == "builtin":
+                continue
+            spec = command.spec(workspace)
+            first, *others = sorted(names[id(command)], key=lambda k: (":" in k, k))
+            also = "; also " + ", ".join(f"/{k}" for k in others) if others else ""
+            out.append(replace(spec, name=first, help=spec.help + also))
+        return sorted(out, key=lambda s: s.name)
 
 
 def command_dirs(workspace: Path, user_dirs: Sequence[Path]) -> list[tuple[Path, Origin]]:
@@ -147,8 +163,45 @@ def load_custom_commands(
             if problem:
                 warnings.append(problem)
             if command is not None:
+                found.pop(name, None)  # so the table's order is the order read: a later one wins
                 found[name] = command
-    return CustomCommands(found, tuple(warnings))
+    table: dict[str, CustomCommand] = dict(found)
+    for alias, command in short_names(list(found.values()), reserved, warnings).items():
+        if alias in table:  # a workspace's /component never replaces your frontend/component.md
+            warnings.append(
+                f"{table[alias].path}: /{alias} is one of yours ({command.path}), which wins; this file is ignored"
+            )
+        table[alias] = command
+    return CustomCommands(table, tuple(warnings))
+
+
+def short_names(
+    commands: Sequence[CustomCommand], reserved: set[str], warnings: list[str]
+) -> dict[str, CustomCommand]:
+    """`/component` for `frontend/component.md`, as Claude Code calls it; `commands` lowest
+    precedence first. A built-in's name is never taken, nor a command's full name, unless that is the
+    workspace's and the short name the person's. Of two with the same short name, the one that would
+    win were their names the same has it (the later loaded; the person's over the workspace's); the
+    other keeps its full name only, which one line says."""
+    full = {c.name: c for c in commands}
+    short: dict[str, CustomCommand] = {}
+    for command in commands:
+        alias = command.name.rsplit(":", 1)[-1]
+        named = full.get(alias)
+        if alias == command.name or alias in reserved:
+            continue
+        if named is not None and not (command.origin == "user" and named.origin == "workspace"):
+            continue
+        prior = short.get(alias)
+        yours_first = prior is not None and prior.origin == "user" and command.origin == "workspace"
+        winner = prior if yours_first else command
+        if prior is not None:
+            loser = command if winner is prior else prior
+            warnings.append(
+                f"/{alias} is /{winner.name} ({winner.path}); /{loser.name} keeps its full name only"
+            )
+        short[alias] = winner
+    return short
 
 
 def read_command(path: Path, name: str, origin: Origin) -> tuple[CustomCommand | None, str]:
@@ -200,6 +253,25 @@ def _tool_rules(value: Any) -> tuple[str, ...]:
     if isinstance(value, list):
         return tuple(str(v).strip() for v in value if str(v).strip())
     return tuple(split_rule_list(value)) if isinstance(value, str) else ()
+
+
+def without_shell(text: str) -> str:
+    """`text` without its `` !`command` `` (where `@` is a command's, not a mention)."""
+    return _SHELL.sub(" ", text)
+
+
+def _filled(template: str, arguments: str) -> str:
+    """`$ARGUMENTS`, `$1`, `$2`… of `template` filled, in one pass (arguments are never expanded again)."""
+    try:
+        words = shlex.split(arguments)
+    except ValueError:
+        words = arguments.split()
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        return arguments if key == "ARGUMENTS" else _nth(words, int(key))
+
+    return _PLACEHOLDER.sub(fill, template)
 
 
 def _nth(words: list[str], n: int) -> str:

@@ -1,4 +1,5 @@
-"""Configuration: ~/.config/agent/config.toml < .agent/config.toml < environment < flags.
+"""Configuration: ~/.config/agent/config.toml < .agent/config.toml < environment < flags; below them
+all, the permission mode of the person's own Claude Code settings (`permissions.defaultMode`).
 
 The workspace's file cannot set trust, the permission mode, the sandbox, the provider, the endpoint
 or the key's variable (settings/layers.py says which keys and why); `Config.warnings` says what it tried."""
@@ -17,6 +18,7 @@ from agent_cli.context.model import MIN_BUDGET_TOKENS, ContextConfig
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL, check_table
 from agent_cli.llm.openai_compat import OpenAISettings
+from agent_cli.settings.files import person_default_mode
 from agent_cli.settings.layers import read_layer
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 from agent_cli.tools.sandbox.bwrap import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
@@ -139,7 +141,8 @@ def load_config(
 ) -> Config:
     """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens)."""
     env = dict(os.environ) if env is None else env
-    values: dict[str, Any] = {}
+    mode = person_default_mode(env)  # Claude Code's defaultMode of the person's own: below every layer
+    values: dict[str, Any] = {"permission_mode": mode} if mode else {}
     tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}, "web": {}}
     rules: list[dict[str, list[str]]] = []
     extensions: list[Extensions] = []

@@ -12,9 +12,11 @@ agent more careful; settings/permission_sources.py); hooks only the files `trust
 A file that is missing is skipped; one that cannot be read or is not a JSON object comes back with
 `problem` set (`error`: one line naming the file) and empty `data`, so every other file still works.
 
-Only `hooks` and `permissions.allow|ask|deny` are read from any of them. Claude Code's keys that
-would change the mode, the sandbox, credentials or the environment (`PERSON_ONLY_KEYS`) are never
-applied; a workspace file that sets one is told about in one line (settings/permission_sources.py).
+Only `hooks` and `permissions.allow|ask|deny` are read from any of them, and the person's own
+`permissions.defaultMode` (`person_default_mode`: the mode below every config file, the environment
+and flags). Claude Code's other keys that would change the mode, the sandbox, credentials, the
+environment or the model (`PERSON_ONLY_KEYS`, `model`) are never applied; a file that sets one, the
+person's or a workspace's, is told about in one line (settings/permission_sources.py).
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ PERSON_ONLY_KEYS = (
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
 )
+
+
+# Claude Code's permission modes -> ours (`manual` is its newer name for `default`)
+CLAUDE_MODES = {
+    "default": "ask",
+    "manual": "ask",
+    "acceptEdits": "auto-edit",
+    "plan": "plan",
+    "bypassPermissions": "yolo",
+}
+UNREAD_KEYS = ("model",)  # of the person's own file, besides PERSON_ONLY_KEYS: set elsewhere here
 
 
 @dataclass(frozen=True)
@@ -115,10 +128,38 @@ def read_settings(path: Path, origin: Origin) -> SettingsFile:
     return SettingsFile(path, origin, data)
 
 
-def person_only_keys(data: Mapping[str, Any]) -> list[str]:
-    """The `PERSON_ONLY_KEYS` a parsed settings file sets, dotted, in that order."""
+def person_default_mode(env: Mapping[str, str] | None = None) -> str | None:
+    """Our name for the `permissions.defaultMode` of the person's own Claude Code settings; None
+    when it is not set, or names a mode we do not have (`dontAsk`, `auto`: said by `ignored_keys`)."""
+    path = claude_user_dir(env) / "settings.json"
+    if not path.is_file():
+        return None
+    mode = _default_mode(read_settings(path, "user").data)
+    return CLAUDE_MODES.get(mode) if isinstance(mode, str) else None
+
+
+def ignored_keys(file: SettingsFile) -> list[str]:
+    """What of `file` is not applied and is worth a line: for a workspace's, the `PERSON_ONLY_KEYS` it
+    sets; for the person's own, those we do not read (a `defaultMode` we have is read)."""
+    if file.origin == "workspace":
+        return person_only_keys(file.data)
+    mode = _default_mode(file.data)
+    return [
+        key
+        for key in person_only_keys(file.data, (*PERSON_ONLY_KEYS, *UNREAD_KEYS))
+        if key != "permissions.defaultMode" or not (isinstance(mode, str) and mode in CLAUDE_MODES)
+    ]
+
+
+def _default_mode(data: Mapping[str, Any]) -> object:
+    section = data.get("permissions")
+    return section.get("defaultMode") if isinstance(section, Mapping) else None
+
+
+def person_only_keys(data: Mapping[str, Any], keys: Sequence[str] = PERSON_ONLY_KEYS) -> list[str]:
+    """The `keys` (`PERSON_ONLY_KEYS`) a parsed settings file sets, dotted, in that order."""
     found = []
-    for dotted in PERSON_ONLY_KEYS:
+    for dotted in keys:
         table: Any = data
         *parents, last = dotted.split(".")
         for part in parents:

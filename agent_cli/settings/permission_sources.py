@@ -10,7 +10,8 @@
   to run commands.
 A settings file or rule that does not parse gives one warning line naming it; the rest still works.
 A workspace settings file that sets what only the person may (settings/files.py `PERSON_ONLY_KEYS`:
-the mode, the sandbox, the environment, credential helpers) gets one line naming those keys.
+the mode, the sandbox, the environment, credential helpers) gets one line naming those keys; so does
+the person's own for those we do not read from it (all but a `defaultMode` we have: settings/files.py).
 The settings files come parsed (settings/files.py), the same parse the hooks read.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.settings.config import Config, PermissionRules
-from agent_cli.settings.files import SettingsFile, load_all_settings, person_only_keys
+from agent_cli.settings.files import SettingsFile, ignored_keys, load_all_settings
 from agent_cli.tools.rules import EFFECTS, SourcedRule, parse_rules
 
 
@@ -70,12 +71,14 @@ def gather_rules(
         table, problem = (PermissionRules(), file.problem) if file.problem else settings_rules(file.data)
         if problem:
             warnings.append(f"{name}: {problem}")
-        tried = person_only_keys(file.data) if file.origin == "workspace" else []
-        if tried:
-            warnings.append(
-                f"{name}: ignored keys {', '.join(tried)} (a workspace cannot set the mode, the sandbox, "
-                "credentials or the environment)"
+        if tried := ignored_keys(file):
+            why = (
+                "a workspace cannot set the mode, the sandbox, credentials or the environment"
+                if file.origin == "workspace"
+                else "agent does not read them from Claude Code's settings: set them in "
+                "~/.config/agent/config.toml, the environment or flags"
             )
+            warnings.append(f"{name}: ignored keys {', '.join(tried)} ({why})")
         add(table, name, trusted or file.origin == "user")
     return GatheredRules(tuple(rules), tuple(warnings))
 

@@ -119,6 +119,26 @@ def test_the_person_s_own_config_sets_them_but_never_trust(tmp_path):
     assert load_config(ws, {"trust_workspace": True}, env={"XDG_CONFIG_HOME": str(home)}).trust_workspace
 
 
+def test_the_mode_of_the_person_s_own_claude_settings_is_the_lowest_layer(tmp_path):
+    """`permissions.defaultMode` of ~/.claude/settings.json ($CLAUDE_CONFIG_DIR) was ignored: it is
+    the mode now, in our words, unless config.toml, the environment or a flag says otherwise; never a
+    workspace's (its .claude/settings.json cannot set the mode)."""
+    claude, home, ws = tmp_path / "claude", tmp_path / "xdg", tmp_path / "ws"
+    env = {"XDG_CONFIG_HOME": str(home), "CLAUDE_CONFIG_DIR": str(claude)}
+    _write(ws / ".claude" / "settings.json", '{"permissions": {"defaultMode": "bypassPermissions"}}')
+    assert load_config(ws, env=env).permission_mode == "ask"
+    for theirs, ours in (("acceptEdits", "auto-edit"), ("plan", "plan"), ("bypassPermissions", "yolo")):
+        _write(claude / "settings.json", json.dumps({"permissions": {"defaultMode": theirs}}))
+        assert load_config(ws, env=env).permission_mode == ours
+    _write(claude / "settings.json", '{"permissions": {"defaultMode": "dontAsk"}}')  # none of ours
+    assert load_config(ws, env=env).permission_mode == "ask"
+    _write(claude / "settings.json", '{"permissions": {"defaultMode": "acceptEdits"}}')
+    assert load_config(ws, {"permission_mode": "plan"}, env=env).permission_mode == "plan"
+    assert load_config(ws, env={**env, "AGENT_PERMISSION_MODE": "ask"}).permission_mode == "ask"
+    _write(home / "agent" / "config.toml", 'permission_mode = "yolo"\n')
+    assert load_config(ws, env=env).permission_mode == "yolo"
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -8,7 +8,7 @@ from pathlib import Path
 from agent_cli.agent.parts import SessionSetup
 from agent_cli.agent.runner import AgentSession
 from agent_cli.api.compose import compose_session
-from agent_cli.core.events import CommandResult, Notice, PermissionRequest, ToolStarted
+from agent_cli.core.events import CommandResult, Notice, PermissionDenied, PermissionRequest, ToolStarted
 from agent_cli.extensions.custom_commands import load_custom_commands
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
@@ -32,7 +32,7 @@ def test_names_folders_precedence_and_problems(tmp_path):
     write(ws / ".agent" / "commands" / "help.md", "not me")
     write(ws / ".agent" / "commands" / "broken.md", "---\ndescription: [unclosed\n---\nstill $ARGUMENTS\n")
     found = load_custom_commands(ws, [user], ["help", "compact"])
-    assert sorted(found.commands) == ["broken", "frontend:component", "only-user", "review"]
+    assert sorted(found.commands) == ["broken", "component", "frontend:component", "only-user", "review"]
     assert found.commands["review"].body == "user review"  # a workspace never replaces yours
     assert len(found.warnings) == 4
     assert sum("/review is one of yours" in w and "which wins" in w for w in found.warnings) == 2
@@ -41,6 +41,44 @@ def test_names_folders_precedence_and_problems(tmp_path):
     assert "help.md: /help is a built-in command" in builtin
     assert "broken.md: frontmatter is not valid YAML at line" in broken and "loaded without" in broken
     assert found.commands["broken"].expand("it") == "still it"
+
+
+def test_a_command_in_a_folder_is_also_its_short_name(tmp_path):
+    """Claude Code calls `.claude/commands/frontend/component.md` `/component` (the folder shows in
+    its description); `/frontend:component` stays. Of two files with one short name, the one that
+    would win a full-name clash has it (yours over the workspace's, a later folder's over an
+    earlier's); the other keeps its full name. A full name or a built-in keeps its own."""
+    user, ws = tmp_path / "user", tmp_path / "ws"
+    write(ws / ".claude" / "commands" / "frontend" / "component.md", "Make component $ARGUMENTS")
+    write(ws / ".claude" / "commands" / "a" / "deploy.md", "theirs, a")
+    write(ws / ".agent" / "commands" / "b" / "deploy.md", "theirs, b")
+    write(user / "git" / "commit.md", "my commit")
+    write(ws / ".claude" / "commands" / "commit.md", "their commit")
+    write(ws / ".claude" / "commands" / "x" / "commit.md", "their x commit")
+    write(ws / ".claude" / "commands" / "y" / "help.md", "not /help")
+    write(ws / ".claude" / "commands" / "mine" / "review.md", "their review")
+    write(ws / ".claude" / "commands" / "review.md", "plain review")
+    found = load_custom_commands(ws, [user], ["help"])
+    component = found.find("/component Button")
+    assert component is not None and component[0].expand(component[1]) == "Make component Button"
+    assert found.find("/frontend:component")[0] is component[0]
+    assert found.commands["deploy"].body == "theirs, b" and found.commands["a:deploy"].body == "theirs, a"
+    assert found.commands["commit"].body == "my commit"  # a repository never takes your name
+    assert found.commands["x:commit"].body == "their x commit"
+    assert "help" not in found.commands and found.commands["review"].body == "plain review"
+    assert any(
+        "/deploy is /b:deploy" in w and "/a:deploy keeps its full name only" in w for w in found.warnings
+    )
+    assert any(
+        w.startswith(f"{ws / '.claude' / 'commands' / 'commit.md'}: /commit is one of yours")
+        for w in found.warnings
+    )
+    specs = {spec.name: spec.help for spec in found.specs(ws)}
+    assert (
+        specs["component"]
+        == "Make component $ARGUMENTS (.claude/commands/frontend/component.md); also /frontend:component"
+    )
+    assert "frontend:component" not in specs and "a:deploy" in specs and "mine:review" in specs
 
 
 def test_between_workspace_folders_the_later_wins_and_a_link_outside_is_not_read(tmp_path):
@@ -87,10 +125,12 @@ def test_frontmatter_and_expansion(tmp_path):
     )
 
 
-def make(workspace: Path, responses, *, trusted: bool, mode: str = "ask") -> AgentSession:
+def make(
+    workspace: Path, responses, *, trusted: bool, mode: str = "ask", interactive: bool = True
+) -> AgentSession:
     provider = ScriptedProvider(Script(responses=responses))
     config = Config(model="scripted", provider="scripted", permission_mode=mode, debug=True)
-    return compose_session(config, provider, SessionSetup(workspace, None, True, trusted))
+    return compose_session(config, provider, SessionSetup(workspace, None, interactive, trusted))
 
 
 async def test_a_command_runs_as_a_prompt_and_shows_in_help(workspace):
@@ -175,3 +215,68 @@ async def test_an_untrusted_workspace_command_cannot_choose_the_model(workspace)
     assert [r.model for r in s.provider.requests] == ["scripted"]
     [said] = [e.text for e in events if isinstance(e, Notice) and "claude-opus-5-5" in e.text]
     assert "ignored (this workspace is not trusted)" in said and "runs on scripted" in said
+
+
+def _sent(session: AgentSession) -> str:
+    return json.dumps(session.provider.requests[0].messages)
+
+
+async def test_a_command_s_mentions_attach_the_file_as_a_typed_prompt_s_do(workspace, tmp_path, monkeypatch):
+    """`- File: @app.py` in a command reached the model as words; now it is a read after the prompt.
+    A repository's command naming a file outside the workspace is not the person's yes: it asks (and
+    headless, it is not attached); the person's own command's is."""
+    (tmp_path / "secret.txt").write_text("SECRET-OUTSIDE")
+    write(
+        workspace / ".claude" / "commands" / "look.md", "- File: @app.py\n- Also: @../secret.txt\nReview $1"
+    )
+    s = make(workspace, [{"text": "ok"}], trusted=True)
+    asked: list[str] = []
+
+    async def deny(event):
+        if isinstance(event, PermissionRequest):
+            asked.append(event.call.input["path"])
+            event.future.set_result("deny")
+
+    await run(s, "/look README.md", deny)
+    sent = _sent(s)
+    assert "return a - b" in sent and "SECRET-OUTSIDE" not in sent and "# demo" not in sent
+    assert asked == [str(tmp_path / "secret.txt")]  # the repository's file asked; the person said no
+    headless = make(workspace, [{"text": "ok"}], trusted=True, interactive=False)
+    events = await run(headless, "/look @README.md")  # the person's own argument is theirs
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert "return a - b" in _sent(headless) and "# demo" in _sent(headless)
+    assert any("@../secret.txt: not attached without a person to ask" in n for n in notices)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    write(tmp_path / "xdg" / "agent" / "commands" / "mine.md", "Read @../secret.txt")
+    mine = make(workspace, [{"text": "ok"}], trusted=False, interactive=False)
+    await run(mine, "/mine")
+    assert "SECRET-OUTSIDE" in _sent(mine)
+
+
+async def test_a_command_s_bang_commands_run_first_as_the_model_s_bash_would(workspace):
+    """`` !`cmd` `` runs before the prompt is sent, its output after it, through the same rules,
+    question and sandbox as the model's bash: a repository's file is not the person's yes. Its
+    `allowed-tools` allow it only in a trusted workspace; an ask headless is a refusal the result says."""
+    write(
+        workspace / ".claude" / "commands" / "st.md",
+        "---\nallowed-tools: Bash(echo:*)\n---\nStatus: !`echo BANG-$1`\nNot a command: `!x` and a!`y`\n$ARGUMENTS",
+    )
+    s = make(workspace, [{"text": "ok"}], trusted=True)
+    events = await run(s, "/st one !`touch pwned`")
+    assert [e.call.input["command"] for e in events if isinstance(e, ToolStarted)] == ["echo BANG-one"]
+    assert "BANG-one\\n" in _sent(s) and not (workspace / "pwned").exists()
+    asked: list[str] = []
+
+    async def deny(event):
+        if isinstance(event, PermissionRequest):
+            asked.append(event.call.input["command"])
+            event.future.set_result("deny")
+
+    untrusted = make(workspace, [{"text": "ok"}], trusted=False)
+    events = await run(untrusted, "/st two", deny)
+    assert asked == ["echo BANG-two"] and not any(isinstance(e, ToolStarted) for e in events)
+    headless = make(workspace, [{"text": "ok"}], trusted=False, interactive=False)
+    events = await run(headless, "/st three")
+    assert not any(isinstance(e, ToolStarted) for e in events)
+    assert "Permission denied: bash" in _sent(headless) and "BANG-three\\n" not in _sent(headless)
+    assert [e for e in events if isinstance(e, PermissionDenied)]

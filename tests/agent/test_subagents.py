@@ -95,6 +95,34 @@ def test_the_task_tool_lists_the_agents_and_children_get_the_parents_tools_but_t
     assert explore.names() == ["read_file", "grep", "glob", "ls", "recall"]
 
 
+def test_claude_code_s_user_sub_agents_are_the_person_s_own(tmp_path, monkeypatch):
+    """`~/.claude/agents/*.md` (`$CLAUDE_CONFIG_DIR`) are Claude Code's sub-agents "available across
+    all your projects": they load untrusted, beat the workspace's and may override a built-in;
+    ~/.config/agent's beat them, as for skills."""
+    ws, claude, ours = tmp_path / "ws", tmp_path / "claude-home", tmp_path / "xdg"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(ours))
+    _write(
+        claude / "agents/myreviewer.md", "---\ndescription: reviews code\ntools: Read, Grep\n---\nClaude's.\n"
+    )
+    _write(claude / "agents/explore.md", "---\ndescription: my explorer\n---\nExplore mine.\n")
+    _write(claude / "agents/both.md", "---\ndescription: in both\n---\nFrom ~/.claude.\n")
+    _write(ours / "agent/agents/both.md", "---\ndescription: in both\n---\nFrom ~/.config/agent.\n")
+    _write(ws / ".claude/agents/myreviewer.md", "---\ndescription: theirs\n---\nThe repository's.\n")
+    for trusted in (False, True):
+        loaded = load_agents(agent_dirs(ws, ours / "agent", claude), ["read_file", "grep"], trusted)
+        agents = {a.name: a for a in loaded.agents}
+        assert agents["myreviewer"].prompt == "Claude's." and agents["myreviewer"].tools == (
+            "read_file",
+            "grep",
+        )
+        assert (
+            agents["explore"].prompt == "Explore mine." and agents["both"].prompt == "From ~/.config/agent."
+        )
+    task = make_session(ws, []).tools.get("task")
+    assert task is not None and "myreviewer" in task.input_schema["properties"]["subagent_type"]["enum"]
+
+
 class BlockingChildren(ScriptedProvider):
     """Plays the parent's script; a child's request (its first message says CHILD) waits forever."""
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_cli.context.assemble import Assembler, environment_text, git_branch, read_user_context
+from agent_cli.context.assemble import Assembler, environment_text, git_branch
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ConfigError
@@ -204,40 +204,7 @@ def test_random_conversations_never_get_more_than_four_anchors(contents, previou
     )
 
 
-# -- user context, environment, prompts --------------------------------------------------------------
-
-
-def test_user_context_reads_agents_and_claude_md_capped(tmp_path):
-    assert read_user_context(tmp_path) == ""
-    (tmp_path / "AGENTS.md").write_text("Use pytest.\n")
-    (tmp_path / "CLAUDE.md").write_text("line\n" * 10_000)
-    text = read_user_context(tmp_path)
-    assert text.startswith("# AGENTS.md\nUse pytest.")
-    assert "# CLAUDE.md\nline" in text
-    assert len(text) < 21_000
-    assert "more chars of CLAUDE.md not shown" in text
-
-
-def test_a_workspace_memory_file_linked_outside_is_not_read(tmp_path):
-    """A cloned repository's AGENTS.md -> ~/.ssh/id_rsa (or CLAUDE.md -> /proc/self/environ, the agent's
-    key) would put the file in the first request without the question a read outside asks."""
-    workspace, outside = tmp_path / "repo", tmp_path / "home"
-    workspace.mkdir()
-    outside.mkdir()
-    (outside / "id_rsa").write_text("PRIVATE-KEY-1234\n")
-    (workspace / "AGENTS.md").symlink_to(outside / "id_rsa")
-    (workspace / "CLAUDE.md").symlink_to("/proc/self/environ")
-    text = read_user_context(workspace)
-    assert "PRIVATE-KEY" not in text and "PATH=" not in text
-    assert text.count("(not read: a link to a file outside the workspace)") == 2
-    (workspace / "AGENTS.md").unlink()
-    (workspace / "docs").mkdir()
-    (workspace / "docs" / "agents.md").write_text("Use pytest.\n")
-    (workspace / "AGENTS.md").symlink_to("docs/agents.md")  # a link inside the workspace is its own file
-    assert read_user_context(workspace).startswith("# AGENTS.md\nUse pytest.")
-    mine = outside / "AGENTS.md"  # the person's own file is theirs wherever it lives
-    mine.write_text("Answer in French.\n")
-    assert "Answer in French." in read_user_context(workspace, [mine])
+# -- environment, prompts ----------------------------------------------------------------------------
 
 
 def test_environment_names_the_branch_platform_and_date(workspace, tmp_path):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_cli.context.assemble import USER_CONTEXT_FILES
 from agent_cli.core.files import atomic_write_bytes
+from agent_cli.settings.memory_files import MEMORY_NAMES
 from agent_cli.tools.encoding import UTF8, decode_file, line_ending, unencodable
 from agent_cli.tools.sandbox.protected import is_protected
 
@@ -26,11 +26,11 @@ def memory_line(text: str) -> str | None:
 
 
 def memory_file(workspace: Path) -> Path:
-    for name in USER_CONTEXT_FILES:
+    for name in MEMORY_NAMES:
         path = workspace / name
         if path.exists() or path.is_symlink():
             return path
-    return workspace / USER_CONTEXT_FILES[0]
+    return workspace / MEMORY_NAMES[0]
 
 
 def add_memory_line(workspace: Path, line: str) -> Path:

@@ -64,16 +64,17 @@ class Mentions:
         self._costs: dict[tuple[Any, ...], MentionInfo] = {}
 
     # -- sending -----------------------------------------------------------------------------------
-    async def attachments(self, words: str) -> tuple[list[Attachment], list[str]]:
+    async def attachments(self, words: str, *, own: bool = True) -> tuple[list[Attachment], list[str]]:
         """What the person's words attach, and a line for each mention that attaches nothing (an
-        image is opened first, in a thread: a corrupt one is said here, not sent as an error)."""
+        image is opened first, in a thread: a corrupt one is said here, not sent as an error).
+        `own`: the person wrote them (not a repository's command file): see `_permitted`."""
         workspace = self.host.tool_ctx.workspace
         attached: list[Attachment] = []
         problems: list[str] = []
         for mention in find_mentions(words):
             found = resolve(workspace, mention)
             if found.ok:
-                found = self._permitted(found)
+                found = self._permitted(found, own)
             if found.ok and found.kind == "image":
                 try:
                     await asyncio.to_thread(load_image, found.path, mention.label)
@@ -86,10 +87,11 @@ class Mentions:
                 problems.append(found.error)
         return attached, problems
 
-    def _permitted(self, found: Attachment) -> Attachment:
+    def _permitted(self, found: Attachment, own: bool = True) -> Attachment:
         """Deny rules bind a mention too (`Read(~/.ssh/**)`). Naming a path outside the workspace is
-        the person's yes to the question reading it would ask; a name inside it that leads out (a
-        link the repository planted) or an ask rule still asks, as the model's read would."""
+        the person's yes to the question reading it would ask (when they wrote it: `own`); a name
+        inside it that leads out (a link the repository planted) or an ask rule still asks, as the
+        model's read would."""
         tool = self.host.tools.get(found.tool)
         if tool is None:
             return replace(found, error=f"{found.mention.label}: the {found.tool} tool is not available")
@@ -97,7 +99,7 @@ class Mentions:
         if decision.action == "deny":
             return replace(found, error=f"{found.mention.label}: {decision.reason}")
         workspace = Path(self.host.tool_ctx.workspace).absolute()
-        named_outside = not found.path.is_relative_to(workspace)  # as typed, links not followed
+        named_outside = own and not found.path.is_relative_to(workspace)  # as typed, links not followed
         if decision.action != "ask" or (named_outside and not decision.rule):
             return found
         if not self.host.interactive:  # headless: nobody to ask, so it is not attached

@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from agent_cli.agent.input.calls import PersonCalls
+from agent_cli.agent.input.calls import PersonCalls, person_use
 from agent_cli.agent.input.memory_line import add_memory_line, memory_line
 from agent_cli.agent.input.mentions import MentionInfo, Mentions
 from agent_cli.agent.input.shell import shell_calls, shell_command
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from agent_cli.agent.loop import Loop
     from agent_cli.context.engine import ContextEngine
+    from agent_cli.tools.mentions.resolve import Attachment
 
 Emit = Callable[[Event], None]
 LABEL_CHARS = 500
@@ -69,15 +70,32 @@ class PersonInput:
         for line in problems:
             emit(Notice(f"{line} — not attached", "warning"))
         message = Message("user", blocks or (Block.text_block(str(text), meta),), loop.turn + 1)
-        if not attached:
-            return message, None
-        uses = self.mentions.uses(attached)
-        asking = {use.id for use, found in zip(uses, attached, strict=True) if found.ask}
+        return message, self._calls(attached)
+
+    async def command_calls(
+        self, words: str, emit: Emit, *, own: bool, commands: Sequence[str] = (), why: str = ""
+    ) -> PersonCalls | None:
+        """A prompt command's calls: `commands` run first as bash calls judged like the model's (a
+        command file's `` !`…` `` is not the person's yes; `why` is their description), then a read
+        for each `@` mention in `words`. `own`: the person wrote the words, so a file they name
+        outside the workspace is read without asking (a repository's command file asks, as the
+        model's read would; headless it is not attached)."""
+        attached, problems = await self.mentions.attachments(words, own=own)
+        for line in problems:
+            emit(Notice(f"{line} — not attached", "warning"))
+        shells = tuple(person_use("bash", {"command": c, "description": why}, "shell") for c in commands)
+        return self._calls(attached, shells)
+
+    def _calls(self, attached: list[Attachment], first: tuple[Block, ...] = ()) -> PersonCalls | None:
+        if not attached and not first:
+            return None
+        reads = self.mentions.uses(attached)
+        named = {use.id for use, found in zip(reads, attached, strict=True) if not found.ask}
 
         async def run(use: Block, emit: Emit) -> Block:  # a read that asks goes through the question
-            return await self.host.loop.calls.run(use, emit, mentioned=use.id not in asking)
+            return await self.host.loop.calls.run(use, emit, mentioned=use.id in named)
 
-        return message, PersonCalls(uses, run)
+        return PersonCalls((*first, *reads), run)
 
     async def _shell(self, text: str, command: str, emit: Emit) -> TurnFinished:
         if not command:

@@ -81,8 +81,8 @@ class ToolCalls:
     async def run(self, block: Block, emit: Emit, *, mentioned: bool = False) -> Block:
         """One call. `mentioned`: a read the person asked for with `@` — their naming it is the
         yes an outside-the-workspace read would ask for (deny rules were checked before)."""
-        call = ToolCall.from_block(block)
-        tool = self.tools.get(call.name)
+        tool = self.tools.get(block.name)
+        call = _normalized(tool, ToolCall.from_block(block))
         meta = BlockMeta(Trust.TOOL, "tool", time.time(), call.name)
         if self.hook_stop is not None:  # a hook stopped the turn: the response's later calls do not run
             return self._unrun(
@@ -95,7 +95,7 @@ class ToolCalls:
         given = hooked.updated_input if hooked.stop is None and hooked.blocked is None else None
         given = given if tool is not None else None  # an unknown tool's call fails as it is
         if given is not None and (denied := self._invalid(tool, call, given, emit)) is None:
-            call, mentioned = replace(call, input=dict(given)), False  # the person named another call
+            call, mentioned = _normalized(tool, replace(call, input=dict(given))), False  # not the named one
             before.append(f"A PreToolUse hook changed this call's input to: {json.dumps(call.input)}")
         target = _target(tool, call)
         if hooked.stop is not None:
@@ -224,3 +224,16 @@ def _target(tool, call: ToolCall) -> str:
         return tool.target(call.input)
     except Exception:  # noqa: BLE001 - a label must never break a turn
         return ""
+
+
+def _normalized(tool, call: ToolCall) -> ToolCall:
+    """The call with its input as the tool will run it (registry.validate_input: "true" is true, "10"
+    is 10), so that hooks, the permission check and the sandbox judge what runs: a string "true" for
+    `dangerously_disable_sandbox` was judged as no escape and run as one. Input that does not fit
+    stays as it is (run_call says why)."""
+    if tool is None:
+        return call
+    try:
+        return replace(call, input=validate_input(getattr(tool, "accepts", tool.input_schema), call.input))
+    except InputError:
+        return call

@@ -60,6 +60,7 @@ class Decision:
     action: Action
     reason: str = ""  # why, in words the person and the model read
     rule: str = ""  # the rule that decided, when one did
+    always: bool = False  # an ask nothing but the person answers (no hook's allow): see combine_permission
 
 
 class Permissions:
@@ -125,13 +126,12 @@ class Permissions:
                 return Decision("allow")
             return Decision("ask", "it reads outside the workspace")
         if outside:
-            return Decision("ask", "it writes outside the workspace (that always asks)")
+            return Decision("ask", "it writes outside the workspace (that always asks)", always=True)
         if self.mode == "yolo":
             return Decision("allow", "yolo mode")  # bash's sandbox refuses a way out in yolo
         if bash and wants_escape(input):
-            return Decision(
-                "ask", "it asks to run outside the sandbox (that always asks, whatever the rules)"
-            )
+            why = "it asks to run outside the sandbox (that always asks, whatever the rules)"
+            return Decision("ask", why, always=True)
         if bash:
             if line is None or line.doubts:
                 doubt = line.doubts[0] if line is not None else "it could not be read"

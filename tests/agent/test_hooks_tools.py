@@ -9,7 +9,7 @@ import json
 from agent_cli.core.events import Notice, PermissionDenied, ToolFinished, ToolStarted
 from agent_cli.core.types import ToolCall
 from agent_cli.extensions.hooks.runner import CommandHooks, HookIdentity
-from agent_cli.extensions.hooks.spec import parse_hooks
+from agent_cli.extensions.hooks.spec import claude_input, parse_hooks
 
 from .helpers import run
 from .test_hooks import _interpret, py
@@ -147,3 +147,45 @@ async def test_a_hooks_file_path_is_our_path_and_unknown_keys_are_a_warning(tmp_
     assert "unknown keys 'sessionTitle', 'hookSpecificOutput.extra'" in reply.warning
     assert "only a PreToolUse hook can change a call's input" in reply.warning
     assert reply.updated_input is None and reply.stop is None
+
+
+ALLOW = 'print(\'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}\')'
+
+
+async def test_a_hooks_allow_never_skips_what_always_asks(workspace, tmp_path):
+    """A guard hook judges the command; the model adds the escape (or names a file outside): those
+    always ask, so headless they are refused, whatever the hook said."""
+    settings(workspace, {"PreToolUse": [hook(script(workspace, "allow.py", ALLOW), "")]})
+    outside = tmp_path / "outside.txt"
+    calls = [
+        {"name": "bash", "input": {"command": f"touch {outside}", "dangerously_disable_sandbox": True}},
+        {"name": "write_file", "input": {"path": str(outside), "content": "x"}},
+    ]
+    s = session(workspace, [{"tool_calls": calls}, {"text": "ok"}], mode="ask")
+    events = await run(s, "go")
+    reasons = [e.reason for e in events if isinstance(e, PermissionDenied)]
+    assert len(reasons) == 2 and "outside the sandbox" in reasons[0] and "outside the workspace" in reasons[1]
+    assert not outside.exists()
+
+
+async def test_a_string_true_is_the_escape_it_runs_as(workspace, tmp_path):
+    """`"dangerously_disable_sandbox": "true"` runs as true (the schema coerces it), so it is judged
+    as true: an allow rule for the command does not let it out of the sandbox unasked."""
+    outside = tmp_path / "escaped.txt"
+    (workspace / ".claude").mkdir(exist_ok=True)
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(touch:*)"]}})
+    )
+    call = {"name": "bash", "input": {"command": f"touch {outside}", "dangerously_disable_sandbox": "true"}}
+    s = session(workspace, [{"tool_calls": [call]}, {"text": "ok"}], mode="ask")
+    events = await run(s, "go")
+    (reason,) = [e.reason for e in events if isinstance(e, PermissionDenied)]
+    assert "it asks to run outside the sandbox" in reason and "runs OUTSIDE the sandbox" in reason
+    assert not outside.exists()
+
+
+def test_the_file_path_a_hook_sees_is_always_the_one_path_names(tmp_path):
+    """A `file_path` the model adds to its call must not show a hook (or a stream-json reader)
+    another file than the one written."""
+    shown = claude_input("write_file", {"path": ".env", "file_path": str(tmp_path / "README.md")}, tmp_path)
+    assert shown["file_path"] == str(tmp_path / ".env")

@@ -168,7 +168,9 @@ class SubagentHooks(HookDelegate):
 def combine_permission(decision: Decision, hooked: PreToolOutcome | None) -> Decision:
     """A PreToolUse hook's permissionDecision joined with the permission check, as Claude Code joins
     them: a deny (either side) wins; a hook's "ask" forces the question; a hook's "allow" skips the
-    question, but not one a rule asks for (an `ask` rule, or a deny)."""
+    question, but not one a rule asks for (an `ask` rule, a protected path) nor one that always asks
+    (running outside the sandbox, writing outside the workspace): a hook judges what it reads of the
+    call, and the model can add to a call what the hook does not read."""
     wanted = hooked.permission if hooked else None
     reason = hooked.reason if hooked else ""
     if wanted is None or decision.action == "deny":
@@ -180,7 +182,7 @@ def combine_permission(decision: Decision, hooked: PreToolOutcome | None) -> Dec
         return Decision(
             "ask", said if decision.action == "allow" else f"{said}; {decision.reason}", decision.rule
         )
-    if decision.action == "ask" and decision.rule:
+    if decision.action == "ask" and (decision.rule or decision.always):
         return decision
     return Decision("allow", "allowed by a PreToolUse hook")
 

@@ -61,10 +61,11 @@ def claude_name(tool: str) -> str:
 
 def claude_input(tool: str, tool_input: Mapping[str, Any], workspace: Path | str) -> dict[str, Any]:
     """A call's input as Claude Code shows it — to hooks, in `permission_denials`, in stream-json's
-    `tool_use` blocks: ours, plus Claude Code's absolute `file_path` for the file tools."""
+    `tool_use` blocks: ours, plus Claude Code's absolute `file_path` for the file tools, always the
+    one `path` names (a `file_path` the model added itself would show a hook another file)."""
     out = dict(tool_input)
     path = out.get("path")
-    if tool in FILE_TOOLS and isinstance(path, str) and "file_path" not in out:
+    if tool in FILE_TOOLS and isinstance(path, str):
         out["file_path"] = str((Path(workspace) / path).resolve())
     return out
 

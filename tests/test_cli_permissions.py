@@ -274,6 +274,7 @@ def test_a_refused_headless_call_is_told_the_mode_that_would_run_it(workspace: P
         {"name": "bash", "input": {"command": "echo hi"}},
         {"name": "write_file", "input": {"path": "x.txt", "content": "x"}},
         {"name": "write_file", "input": {"path": ".mcp.json", "content": "{}"}},
+        {"name": "bash", "input": {"command": "echo out", "dangerously_disable_sandbox": True}},
     ]
     script = _script(workspace, {"responses": [{"tool_calls": calls}, {"text": "Done."}]})
     advised = {}
@@ -290,6 +291,9 @@ def test_a_refused_headless_call_is_told_the_mode_that_would_run_it(workspace: P
     assert f"{run_with} yolo," in advised["ask"][0] and f"{run_with} yolo," in advised["auto-edit"][0]
     assert f"{run_with} auto-edit or yolo," in advised["ask"][1]
     assert all("Allow it by a rule that names it" in a[2] and run_with not in a[2] for a in advised.values())
+    # outside the sandbox always asks: no mode or rule runs it headless (yolo's sandbox refuses it)
+    only = "No mode or rule allows it: only a person can"
+    assert only in advised["ask"][3] and only in advised["auto-edit"][3] and run_with not in advised["ask"][3]
 
 
 def test_a_read_deny_rule_keeps_a_file_out_of_grep_as_out_of_read_file(

@@ -25,7 +25,7 @@ from agent_cli.core.events import (
 from agent_cli.core.types import Block, BlockMeta, ToolCall, Trust
 from agent_cli.extensions.hooks.api import HookRunner, PreToolOutcome, combine_permission
 from agent_cli.tools.base import ToolContext, ToolResult
-from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.permissions import Decision, Permissions
 from agent_cli.tools.preview import permission_preview
 from agent_cli.tools.registry import InputError, ToolRegistry, run_call, validate_input
 from agent_cli.tools.sandbox.bwrap import permission_note
@@ -194,7 +194,7 @@ class ToolCalls:
             rules = self.permissions.always_rules(tool, call.input)
             hint = f" (e.g. --allowed-tools '{' '.join(rules)}')" if rules else ""
             reason = f"not allowed without a person to ask: {decision.reason}"
-            advice = _advice(self.permissions.mode, call.name, decision.reason, hint)
+            advice = _advice(self.permissions.mode, call.name, decision, hint)
         else:
             reason, advice = decision.reason, ""
         shown = _with_note(reason, tool, call, self.tool_ctx)
@@ -203,9 +203,12 @@ class ToolCalls:
         return f"Permission denied: {call.name} {target}: {reason.rstrip('.')}. {advice}".rstrip()
 
 
-def _advice(mode: str, tool: str, reason: str, hint: str) -> str:
-    """What would let a refused headless call run: a mode that allows it, else only a rule."""
-    if "protected path" in reason or mode == "yolo":  # a protected path asks in every mode
+def _advice(mode: str, tool: str, decision: Decision, hint: str) -> str:
+    """What would let a refused headless call run: a mode that allows it, else only a rule, else (an
+    ask that always asks: outside the sandbox, a write outside the workspace) only a person."""
+    if decision.always:
+        return "No mode or rule allows it: only a person can, in `agent` (the TUI) or an editor."
+    if "protected path" in decision.reason or mode == "yolo":  # a protected path asks in every mode
         return f"Allow it by a rule that names it{hint}."
     modes = "auto-edit or yolo" if mode == "ask" and tool in ("write_file", "edit_file") else "yolo"
     return f"Re-run agent with --permission-mode {modes}, or allow it by a rule{hint}."

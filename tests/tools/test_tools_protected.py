@@ -196,6 +196,12 @@ def test_core_hooks_path_in_the_tree_is_protected(ws: Path) -> None:
     )
     assert is_protected(ws / ".githooks" / "pre-commit", ws) == ".githooks (core.hooksPath)"
     assert not is_protected(ws / "githooks" / "pre-commit", ws)
+    (ws / "libs" / "sub" / ".git").mkdir(parents=True)  # a repository inside: the sandbox binds its hooksPath
+    (ws / "libs" / "sub" / ".git" / "config").write_text("[core]\n\thooksPath = githooks\n")
+    hook = ws / "libs" / "sub" / "githooks" / "pre-commit"
+    assert is_protected(hook, ws) == "libs/sub/githooks (core.hooksPath)"
+    assert decide(ws, "yolo", WriteTool(), write(str(hook))).action == "ask"
+    assert not is_protected(ws / "libs" / "githooks" / "pre-commit", ws)
 
 
 def test_the_layout_binds_what_exists_anchors_git_and_watches_what_does_not(tmp_path: Path) -> None:

@@ -131,19 +131,22 @@ def _nested_git(path: Path, root: Path) -> str:
 
 
 def _nested_repo(path: Path, root: Path) -> str:
-    """`sub/lefthook.yml` for a path in a hook manager's config (HOOK_MANAGER_ENTRIES) of a repository
-    inside `root`, at any depth: a folder below it that holds a `.git` (a folder, or a `gitdir:`
-    pointer), whose installed hooks run it at the person's next `git commit` there; "" otherwise."""
+    """`sub/lefthook.yml` for a path in a hook manager's config (HOOK_MANAGER_ENTRIES) or in the
+    `core.hooksPath` of a repository inside `root`, at any depth: a folder below it that holds a `.git`
+    (a folder, or a `gitdir:` pointer), whose hooks run it at the person's next `git commit` there."""
     if not _within(path, root) or path == root:
         return ""
     parts = str(path)[len(str(root).rstrip("/")) + 1 :].split("/")
     for i in range(len(parts) - 1, 0, -1):  # the nearest repository first
-        if not os.path.lexists(root.joinpath(*parts[:i], ".git")):
+        repo = root.joinpath(*parts[:i])
+        if not os.path.lexists(repo / ".git"):
             continue
         rest = Path(*parts[i:])
         for name in HOOK_MANAGER_ENTRIES:
             if _within(rest, Path(name)):
                 return "/".join([*parts[:i], name])
+        if (hooks := hooks_path(repo)) is not None and _within(path, hooks):
+            return f"{_label(hooks, root)} (core.hooksPath)"
     return ""
 
 

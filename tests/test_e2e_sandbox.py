@@ -162,23 +162,26 @@ def test_as_root_bash_cannot_plant_hooks_or_config_or_remount(repo, fake_anthrop
 
 
 def test_bash_cannot_plant_code_in_a_repository_inside_the_workspace(repo, fake_anthropic, bwrap):
-    """A nested clone's config and hooks run at the person's (or an editor's) next git command there."""
+    """A nested clone's config and hooks run at the person's (or an editor's) next git command there,
+    and so does its hook managers' config (pre-commit's, lefthook's, husky's) at the next commit."""
     subprocess.run(["git", "init", "-q", str(repo / "sub")], check=True)
     config = (repo / "sub" / ".git" / "config").read_text()
     fake_anthropic.push(
         tool_call("bash", {"command": "git -C sub config core.fsmonitor 'touch pwned'"}),
         tool_call("bash", {"command": "echo 'touch pwned' | tee sub/.git/hooks/pre-commit"}),
+        tool_call("bash", {"command": "echo 'repos: []' | tee sub/.pre-commit-config.yaml"}),
         tool_call("bash", {"command": "git -C sub status --short && echo read"}),
         text("done"),
     )
     out = agent(repo, fake_anthropic, "-p", "try", "--permission-mode", "yolo", "--output-format", "json")
     assert out.returncode == 0, out.stderr
-    fsmonitor, hook, status = tool_results(fake_anthropic)
+    fsmonitor, hook, pre_commit, status = tool_results(fake_anthropic)
     assert (
         "could not write config file" in fsmonitor
         and (repo / "sub" / ".git" / "config").read_text() == config
     )
     assert "Read-only file system" in hook and not (repo / "sub" / ".git" / "hooks" / "pre-commit").exists()
+    assert "moved aside" in pre_commit and not (repo / "sub" / ".pre-commit-config.yaml").exists()
     assert status.endswith("read\n")  # git still reads the nested repository
 
 

@@ -1,4 +1,4 @@
-"""What a `Read(...)` deny rule keeps out of grep, glob and ls, as it keeps it from read_file.
+"""What a `Read(...)` deny rule keeps out of grep, glob, ls and edit_file, as it keeps it from read_file.
 
 `Permissions.decide` refuses a search whose root a deny rule covers or lies in (grep of `secrets`
 under `Read(./secrets/**)`, of a link to it, of `~/.ssh` under `Read(~/.ssh/**)`). A search whose root
@@ -9,6 +9,11 @@ also keeps ripgrep from reading them (`rg_exclusions`); the filter stays the aut
 The result says in one line how many files were left out. That number counts the denied files the
 search walked, whatever its pattern: a count of the denied files that *match* would let a model spell
 a secret out one guess at a time (`sk-live-1`? `sk-live-2`? …).
+
+edit_file reads the file it edits and shows it back: the region closest to an `old_string` it did not
+find, the lines around the edit, where and how often `old_string` occurs, whether it occurs at all. So a
+deny or ask rule on reading a file is one on editing it too (`reads_back`); write_file, which reports
+only how many lines it replaced, is left to the rules on writing.
 
 Ask rules are not applied file by file inside a search: a search in a folder an ask rule covers asks
 (as a deny rule's is refused), and one over a folder that merely holds such files leaves nothing out
@@ -28,6 +33,7 @@ from agent_cli.tools.rules import READ_FAMILY, PathSpec, Rule, SourcedRule, cano
 DenyCheck = Callable[[Path], bool]
 MAX_EXCLUSIONS = 1000  # --glob arguments for ripgrep; past them the filter alone leaves files out
 _GLOB_SPECIAL = frozenset("\\*?[]{}")
+SHOWS_WHAT_IT_READS = frozenset({"edit"})  # canonical names (rules.py): edit_file, MultiEdit, NotebookEdit
 _ANY_NAME = "\x01"  # a file name no rule spells out: what a rule says of it, it says of any file
 
 
@@ -40,6 +46,15 @@ def searches_in(rule: Rule, tool_name: str, roots: Iterable[Path], workspace: Pa
     return any(
         rule.matches_path(tool_name, root / _ANY_NAME, workspace, home) for root in roots if root.is_dir()
     )
+
+
+def reads_back(rule: Rule, tool_name: str, paths: Iterable[Path], workspace: Path, home: Path) -> bool:
+    """Whether a deny or ask rule on reading (a bare `Read`, or `Read(…)` and the other searches' path
+    rules) covers a call that shows the model what it read: edit_file (and Claude Code's MultiEdit and
+    NotebookEdit, the same tool to a rule) of a file the rule covers, by its path and by its target."""
+    if canonical_tool(tool_name) not in SHOWS_WHAT_IT_READS:
+        return False
+    return any(rule.matches_path("read_file", path, workspace, home) for path in paths)
 
 
 def deny_check(rules: Iterable[SourcedRule], workspace: Path, home: Path) -> DenyCheck | None:

@@ -6,8 +6,9 @@ it and it writes nothing), `yolo` (everything runs). Rules (tools/rules.py) come
 settings files and "always allow"; deny beats ask beats allow, whatever their source. Whatever the
 mode or rules, a write outside the workspace asks, and a read outside it asks unless in yolo or
 allowed by a `Read(...)` rule. web_fetch and web_search are judged by host (tools/web/permission.py).
-A deny rule on reading refuses a search (grep, glob, ls) in a folder it covers too, and a search over
-a folder that holds denied files leaves them out (tools/denied_reads.py).
+A deny rule on reading refuses a search (grep, glob, ls) in a folder it covers too, a search over a
+folder that holds denied files leaves them out, and an edit_file of a file it covers is refused (its
+errors and excerpts show the file), as an ask rule on reading asks for it (tools/denied_reads.py).
 
 A bash line is judged by its reading (tools/shell/): rules allow it only when every simple command
 it runs (pipelines, lists, every substitution and expansion that runs a command, here-document
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agent_cli.tools.base import Tool
-from agent_cli.tools.denied_reads import deny_check, searches_in
+from agent_cli.tools.denied_reads import deny_check, reads_back, searches_in
 from agent_cli.tools.fs import display_path, is_inside, resolve_path
 from agent_cli.tools.rules import (
     READ_FAMILY,
@@ -171,6 +172,8 @@ class Permissions:
             elif name in READ_FAMILY | WRITE_FAMILY:
                 if any(self._path_rule(rule, tool.name, p, strict) for p in paths):
                     return sourced
+                if not strict and reads_back(rule, tool.name, paths, self.workspace, self.home):
+                    return sourced  # edit_file shows what it reads: a rule on reading covers it
                 folders = paths if sourced.effect != "allow" else []  # an allow rule keeps to the root
                 if searches_in(rule, tool.name, folders, self.workspace, self.home):
                     return sourced

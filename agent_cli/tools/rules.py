@@ -7,7 +7,8 @@ A rule is a tool name, optionally with a specifier in parentheses:
   (`LANG=C`); a command that sets a variable that runs programs (`GIT_*`, `LD_PRELOAD`, `PAGER`…) or
   has another risk (shell/programs.py) is allowed only by an exact rule or a bare `Bash`. Deny and ask
   rules read a command loosely: with or without its assignments, its program by base name;
-- `Read(path)` applies to every tool that reads files (read_file, grep, glob, ls), `Edit(path)` and
+- `Read(path)` applies to every tool that reads files (read_file, grep, glob, ls; as a deny or ask
+  rule edit_file too, which shows what it reads: tools/denied_reads.py), `Edit(path)` and
   `Write(path)` to every tool that writes them (edit_file, write_file). Paths are gitignore-style
   globs: `src/**`, `*.env`; `./x` is anchored at the workspace, `~/x` at the home directory, `//x` is
   absolute; `/x` is tried both as absolute and as anchored at the workspace (Claude Code reads it as

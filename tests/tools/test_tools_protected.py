@@ -12,10 +12,28 @@ import pytest
 from agent_cli.tools.bash import BashTool
 from agent_cli.tools.edit import EditTool
 from agent_cli.tools.permissions import Permissions
-from agent_cli.tools.sandbox.protected import WORKSPACE_ENTRIES, is_protected, layout, set_aside
+from agent_cli.tools.sandbox.protected import (
+    HOOK_MANAGER_ENTRIES,
+    WORKSPACE_ENTRIES,
+    is_protected,
+    layout,
+    set_aside,
+)
 from agent_cli.tools.write import WriteTool
 
 HOME = Path("/home/someone")
+
+
+@pytest.fixture
+def nested(ws: Path) -> Path:
+    """A workspace with repositories inside it: `sub` and `sub/inner` (git folders), `mod` (a `gitdir:`
+    pointer), `a/b/c/deep`; `plain` is no repository."""
+    for repo in ("sub", "sub/inner", "a/b/c/deep"):
+        (ws / repo / ".git").mkdir(parents=True)
+    (ws / "mod").mkdir()
+    (ws / "mod" / ".git").write_text("gitdir: ../.git/modules/mod\n")
+    (ws / "plain").mkdir()
+    return ws
 
 
 def decide(ws: Path, mode: str, tool, input: dict, allow: tuple[str, ...] = ()):
@@ -64,10 +82,21 @@ def write(path: str) -> dict:
         ".lefthook-local.json",
         ".config/lefthook.toml",
         ".lefthook/pre-commit/run.sh",
+        # a repository inside the workspace: its installed hook managers read their config there
+        "sub/lefthook.yml",
+        "sub/.pre-commit-config.yaml",
+        "sub/.husky/pre-commit",
+        "sub/.lefthook/pre-commit/x.sh",
+        "sub/.config/lefthook-local.yaml",
+        "sub/.envrc",
+        "sub/inner/.Husky/pre-push",  # the nearest repository's
+        "mod/lefthook.yml",  # a submodule or linked worktree: `.git` is a `gitdir:` pointer
+        "a/b/c/deep/.pre-commit-config.yaml",  # deeper than the sandbox looks: the write tools still ask
     ],
 )
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
-def test_a_write_to_a_protected_path_asks_in_every_mode(ws: Path, mode: str, path: str) -> None:
+def test_a_write_to_a_protected_path_asks_in_every_mode(nested: Path, mode: str, path: str) -> None:
+    ws = nested
     decision = decide(ws, mode, WriteTool(), write(path))
     assert decision.action == "ask" and "protected path" in decision.reason, decision
     assert decide(ws, mode, EditTool(), {"path": path, "old_string": "a", "new_string": "b"}).action == "ask"
@@ -86,9 +115,15 @@ def test_a_write_to_a_protected_path_asks_in_every_mode(ws: Path, mode: str, pat
         "docs/pre-commit-config.yaml",
         ".config/tool.yml",  # only lefthook's names in `.config/` are protected
         "docs/lefthook.yml",
+        "sub/docs/lefthook.yml",  # a hook manager reads its config at the repository's root
+        "sub/.vscode/tasks.json",  # an editor opens the workspace, not the repositories inside it
+        "sub/.idea/workspace.xml",
+        "plain/lefthook.yml",  # no repository there
+        "plain/.pre-commit-config.yaml",
     ],
 )
-def test_ordinary_paths_are_not_protected(ws: Path, path: str) -> None:
+def test_ordinary_paths_are_not_protected(nested: Path, path: str) -> None:
+    ws = nested
     assert decide(ws, "yolo", WriteTool(), write(path)).action == "allow"
     assert decide(ws, "auto-edit", WriteTool(), write(path)).action == "allow"
 
@@ -121,9 +156,10 @@ def test_deny_still_beats_a_named_yes(ws: Path) -> None:
     assert permissions.decide(WriteTool(), write(".agent/config.toml")).action == "deny"
 
 
-def test_a_bash_redirect_to_a_protected_path_asks_even_in_yolo(ws: Path) -> None:
-    bash = BashTool()
-    for command in ("echo x > .git/hooks/pre-commit", "echo '{}' >> .mcp.json", "cat a 2> .bashrc"):
+def test_a_bash_redirect_to_a_protected_path_asks_even_in_yolo(nested: Path) -> None:
+    ws, bash = nested, BashTool()
+    redirects = ("echo x > .git/hooks/pre-commit", "echo '{}' >> .mcp.json", "cat a 2> .bashrc")
+    for command in (*redirects, "echo x > sub/.pre-commit-config.yaml", "echo x >> mod/.envrc"):
         decision = decide(ws, "yolo", bash, {"command": command}, ("Bash(echo:*)", "Bash(cat:*)"))
         assert decision.action == "ask" and "protected path" in decision.reason, command
     assert decide(ws, "yolo", bash, {"command": "echo x > notes.txt"}).action == "allow"
@@ -160,6 +196,12 @@ def test_core_hooks_path_in_the_tree_is_protected(ws: Path) -> None:
     )
     assert is_protected(ws / ".githooks" / "pre-commit", ws) == ".githooks (core.hooksPath)"
     assert not is_protected(ws / "githooks" / "pre-commit", ws)
+    (ws / "libs" / "sub" / ".git").mkdir(parents=True)  # a repository inside: the sandbox binds its hooksPath
+    (ws / "libs" / "sub" / ".git" / "config").write_text("[core]\n\thooksPath = githooks\n")
+    hook = ws / "libs" / "sub" / "githooks" / "pre-commit"
+    assert is_protected(hook, ws) == "libs/sub/githooks (core.hooksPath)"
+    assert decide(ws, "yolo", WriteTool(), write(str(hook))).action == "ask"
+    assert not is_protected(ws / "libs" / "githooks" / "pre-commit", ws)
 
 
 def test_the_layout_binds_what_exists_anchors_git_and_watches_what_does_not(tmp_path: Path) -> None:
@@ -206,11 +248,18 @@ def test_the_layout_binds_the_git_config_and_hooks_of_repositories_inside_the_wo
     (ws / "mod" / ".git").write_text("gitdir: ../.git/modules/mod\n")
     (ws / "outside").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     (tmp_path / "elsewhere" / "r" / ".git").mkdir(parents=True)
+    (ws / "sub" / "lefthook.yml").write_text("pre-commit:\n")
+    (ws / "sub" / ".husky").mkdir()
     plan = layout([ws], tmp_path / "home")
     bound, watched = set(plan.read_only), {w.path for w in plan.watched}
     for repo in ("sub", "libs/vendored"):
         assert {ws / repo / ".git" / "config", ws / repo / ".git" / "hooks"} <= bound, repo
         assert ws / repo / ".git" / "modules" in watched and ws / repo / "githooks" in watched
     assert ws / "mod" / ".git" in bound
+    # their hook managers' config: bound when it exists, watched when it does not
+    assert {ws / "sub" / "lefthook.yml", ws / "sub" / ".husky"} <= bound
+    for repo in ("sub", "libs/vendored", "mod"):
+        assert {ws / repo / name for name in HOOK_MANAGER_ENTRIES} <= bound | watched, repo
+    assert ws / "sub" / ".vscode" not in watched  # an editor opens the workspace's root
     assert not any("deep" in str(p) for p in bound | watched)  # deeper than NESTED_DEPTH: not looked for
     assert not any("elsewhere" in str(p) or "outside" in str(p) for p in bound | watched)

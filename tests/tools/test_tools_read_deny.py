@@ -1,10 +1,12 @@
 """A `Read(...)` deny rule keeps what it covers out of grep, glob and ls, as it keeps it from read_file:
 a search whose root the rule covers (or that lies in a denied folder, through a symlink too) is
 refused; a search over a folder that merely holds denied files runs and leaves them out, saying how
-many it left out (a number that does not depend on the pattern)."""
+many it left out (a number that does not depend on the pattern). edit_file shows what it reads (the
+closest region to a missed old_string, the lines around an edit), so a rule on reading covers it too."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from agent_cli.core.types import ToolCall
 from agent_cli.tools.base import ToolContext, ToolResult
 from agent_cli.tools.denied_reads import deny_check, rg_exclusions
 from agent_cli.tools.grep import find_rg
-from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.permissions import Decision, Permissions
 from agent_cli.tools.registry import default_tools, run_call
 from agent_cli.tools.rules import Rule, SourcedRule
 
@@ -203,6 +205,74 @@ async def test_the_readmes_ssh_rule_covers_grep_glob_and_ls_in_yolo(
     ]
     tree = await through_the_loop(p, "ls", path="~")
     assert "id_ed25519" not in tree.output and "notes.txt" in tree.output
+
+
+# -- edit_file reads what it edits ----------------------------------------------------------------------
+
+ENV = "API_KEY=SECRETENV-999\nDB_PASSWORD=hunter2-SECRET\n"
+
+
+@pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
+@pytest.mark.parametrize("rule", ["Read(./.env)", "Read", "Read(/.env)", "Grep(*.env)"])
+@pytest.mark.parametrize("path", [".env", "envlink"])
+def test_a_deny_rule_on_reading_denies_edit_file_as_it_does_read_file(
+    ws: Path, mode: str, rule: str, path: str
+) -> None:
+    (ws / ".env").write_text(ENV)
+    (ws / "envlink").symlink_to(".env")
+    p = perms(ws, rule, mode=mode)
+    read = p.decide(TOOLS["read_file"], {"path": path})
+    edit = p.decide(TOOLS["edit_file"], {"path": path, "old_string": "API_KEY=x", "new_string": "y"})
+    assert edit == read == Decision("deny", f"denied by the rule {rule} (.claude/settings.json)", rule)
+
+
+def test_a_deny_rule_on_reading_a_folder_denies_edits_in_it_and_no_others(secret_ws: Path) -> None:
+    p = perms(secret_ws, *RULES, mode="auto-edit")
+    for path in ("secrets/key.txt", "lnk/key.txt", str(secret_ws / "secrets" / "key.txt")):
+        decision = p.decide(TOOLS["edit_file"], {"path": path, "old_string": "a", "new_string": "b"})
+        assert decision.reason == "denied by the rule Read(./secrets/**) (.claude/settings.json)", path
+    other = p.decide(TOOLS["edit_file"], {"path": "app.py", "old_string": "a", "new_string": "b"})
+    assert other == Decision("allow", "auto-edit mode")
+
+
+@pytest.mark.parametrize("mode", ["auto-edit", "yolo"])
+def test_an_ask_rule_on_reading_asks_for_edit_file(ws: Path, mode: str) -> None:
+    (ws / ".env").write_text(ENV)
+    rules = [SourcedRule(Rule.parse("Read(./.env)"), "ask", "config")]
+    p = Permissions(mode, ws, rules, home=ws.parent / "nohome")  # type: ignore[arg-type]
+    decision = p.decide(TOOLS["edit_file"], {"path": ".env", "old_string": "A", "new_string": "B"})
+    assert decision == Decision("ask", "the rule Read(./.env) (config) asks", "Read(./.env)")
+
+
+def test_an_allow_rule_on_reading_does_not_allow_edit_file(ws: Path) -> None:
+    (ws / ".env").write_text(ENV)
+    for text in ("Read(./.env)", "Read"):
+        p = Permissions("ask", ws, [SourcedRule(Rule.parse(text), "allow", "config")], home=ws)
+        decision = p.decide(TOOLS["edit_file"], {"path": ".env", "old_string": "A", "new_string": "B"})
+        assert decision == Decision("ask", "edit_file asks in ask mode"), text
+
+
+async def test_edit_file_of_a_denied_file_shows_the_model_nothing_of_it(ws: Path) -> None:
+    """The report: in auto-edit, a missed old_string showed the closest line, and an edit that adds a
+    space showed the whole file as its excerpt."""
+    (ws / ".env").write_text(ENV)
+    rules = [SourcedRule(Rule.parse("Read(./.env)"), "deny", "config")]  # the person's own config
+    p = Permissions("auto-edit", ws, rules, home=ws.parent / "nohome")
+    denied = "deny: denied by the rule Read(./.env) (config)"
+    for old, new in (("API_KEY=x", "y"), ("SECRETENV", "SECRETENV "), ("", "x")):
+        result = await through_the_loop(p, "edit_file", path=".env", old_string=old, new_string=new)
+        assert result.output == denied and result.is_error
+    assert (await through_the_loop(p, "read_file", path=".env")).output == denied
+    assert (ws / ".env").read_text() == ENV
+
+
+async def test_write_file_is_left_to_the_rules_on_writing_and_shows_nothing_it_replaced(ws: Path) -> None:
+    """write_file reads the old file only to count its lines (and keep its encoding)."""
+    (ws / ".env").write_text(ENV)
+    p = perms(ws, "Read(./.env)", mode="auto-edit")
+    result = await through_the_loop(p, "write_file", path=".env", content="API_KEY=x\n")
+    assert result.output == "Overwrote .env (1 line; was 2 lines)."
+    assert "SECRET" not in result.output + json.dumps(result.meta)
 
 
 # -- the parts -----------------------------------------------------------------------------------------

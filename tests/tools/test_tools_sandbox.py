@@ -285,6 +285,23 @@ async def test_git_hooks_and_config_stay_read_only_even_when_hooks_is_missing(re
     assert not (repo / ".git" / "commondir").exists() and "moved aside" in result.output
 
 
+async def test_a_nested_repositorys_hook_manager_config_stays_read_only(ws: Path, bwrap) -> None:
+    """lefthook, pre-commit or husky installed in `sub` run what these say at the next commit there."""
+    git(ws, "init", "-q", "sub")
+    (ws / "sub" / "lefthook.yml").write_text("pre-commit: {}\n")
+    attempts = [
+        "echo 'repos: []' > sub/.pre-commit-config.yaml",
+        "echo 'pre-commit: {commands: {x: {run: touch pwned}}}' >> sub/lefthook.yml",
+        "mkdir -p sub/.husky && echo 'touch pwned' > sub/.husky/pre-commit",
+        "echo end",
+    ]
+    result = await bash(confined(ws), "; ".join(attempts))
+    assert "end" in result.output and "Read-only file system" in result.output, result.output
+    assert (ws / "sub" / "lefthook.yml").read_text() == "pre-commit: {}\n"
+    assert not (ws / "sub" / ".pre-commit-config.yaml").exists() and not (ws / "sub" / ".husky").exists()
+    assert "sub/.pre-commit-config.yaml -> .agent/quarantine/" in result.output
+
+
 async def test_git_cannot_be_swapped_for_a_planted_one(repo: Path, bwrap) -> None:
     head = git(repo, "rev-parse", "HEAD")
     command = "mv .git .git-old; mkdir -p .git/hooks; echo 'touch pwned' > .git/hooks/pre-commit; echo end"

@@ -6,10 +6,13 @@ bash's sandbox keeps them read-only (tools/sandbox/bwrap.py). Claude Code's sand
 (its mandatory deny list); this is that list and a few more of the same kind.
 
 `is_protected` judges a path a tool would write, symlinks resolved (a write through
-`src/x -> ../.git/config` is a write to `.git/config`). `layout` says, for one sandboxed command, what
-bwrap must bind read-only, which folders must stay mount points so they cannot be renamed away, and
-which protected paths do not exist yet (bwrap cannot bind those without creating them on the host, so
-the sandbox watches them and sets aside whatever a command created there: `set_aside`).
+`src/x -> ../.git/config` is a write to `.git/config`). A repository inside the workspace has its git
+config and hooks and its hook managers' config protected as the root's are: at any depth from the
+write tools, NESTED_DEPTH folders deep in the sandbox (`nested_git`); editors' config is the root's
+alone. `layout` says, for one sandboxed command, what bwrap must bind read-only, which folders must
+stay mount points so they cannot be renamed away, and which protected paths do not exist yet (bwrap
+cannot bind those without creating them on the host, so the sandbox watches them and sets aside
+whatever a command created there: `set_aside`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ LEFTHOOK_ENTRIES = (
     ".lefthook",
     ".lefthook-local",
 )
+# Relative to a repository's root, the workspace's and any inside it: run at the person's next
+# `git commit` there (pre-commit's, husky's, lefthook's installed hooks read them) or `cd` (direnv,
+# where the folder is whitelisted). `.npmrc` is not here: npm runs the project's package.json scripts
+# anyway, and those are ordinary files.
+HOOK_MANAGER_ENTRIES = (".pre-commit-config.yaml", ".husky", ".envrc", *LEFTHOOK_ENTRIES)
 WORKSPACE_ENTRIES = (
     ".agent",
     ".claude",
@@ -68,13 +76,7 @@ WORKSPACE_ENTRIES = (
     ".gitmodules",
     ".gitconfig",
     ".ripgreprc",
-    # run at the person's next `git commit` (pre-commit's, husky's, lefthook's hooks read them) or
-    # `cd` (direnv, where the folder is whitelisted); `.npmrc` is not here: npm runs the project's
-    # package.json scripts anyway, and those are ordinary files
-    ".pre-commit-config.yaml",
-    ".husky",
-    ".envrc",
-    *LEFTHOOK_ENTRIES,
+    *HOOK_MANAGER_ENTRIES,
     *GIT_ENTRIES,
     *SHELL_STARTUP,
 )
@@ -107,7 +109,8 @@ def is_protected(path: Path, workspace: Path, home: Path | None = None, extra: I
             if _within(candidate, entry):
                 return label
     roots = {_norm(workspace), _real(workspace)}
-    return next(filter(None, (_nested_git(c, r) for c in candidates for r in roots)), "")
+    nested = (check(c, r) for check in (_nested_git, _nested_repo) for c in candidates for r in roots)
+    return next(filter(None, nested), "")
 
 
 def _nested_git(path: Path, root: Path) -> str:
@@ -124,6 +127,26 @@ def _nested_git(path: Path, root: Path) -> str:
             return "/".join(parts)
         if parts[i + 1].casefold() in GIT_TAILS:
             return "/".join(parts[: i + 2])
+    return ""
+
+
+def _nested_repo(path: Path, root: Path) -> str:
+    """`sub/lefthook.yml` for a path in a hook manager's config (HOOK_MANAGER_ENTRIES) or in the
+    `core.hooksPath` of a repository inside `root`, at any depth: a folder below it that holds a `.git`
+    (a folder, or a `gitdir:` pointer), whose hooks run it at the person's next `git commit` there."""
+    if not _within(path, root) or path == root:
+        return ""
+    parts = str(path)[len(str(root).rstrip("/")) + 1 :].split("/")
+    for i in range(len(parts) - 1, 0, -1):  # the nearest repository first
+        repo = root.joinpath(*parts[:i])
+        if not os.path.lexists(repo / ".git"):
+            continue
+        rest = Path(*parts[i:])
+        for name in HOOK_MANAGER_ENTRIES:
+            if _within(rest, Path(name)):
+                return "/".join([*parts[:i], name])
+        if (hooks := hooks_path(repo)) is not None and _within(path, hooks):
+            return f"{_label(hooks, root)} (core.hooksPath)"
     return ""
 
 
@@ -235,7 +258,8 @@ def layout(roots: Sequence[Path], home: Path, extra: Iterable[Path] = (), *, cre
 
 def nested_git(root: Path, depth: int = NESTED_DEPTH) -> list[Path]:
     """The git config and hooks (and `gitdir:` pointers) of the repositories in `root`'s folders down
-    to `depth` levels, each repository's `core.hooksPath` too; symlinked folders are not followed."""
+    to `depth` levels, each repository's `core.hooksPath` and hook managers' config too; symlinked
+    folders are not followed."""
     out: list[Path] = []
     level = [root]
     for _ in range(depth):
@@ -257,6 +281,8 @@ def nested_git(root: Path, depth: int = NESTED_DEPTH) -> list[Path]:
                         out.append(hooks)
                 elif os.path.lexists(git):
                     out.append(git)
+                if os.path.lexists(git):
+                    out += [sub / name for name in HOOK_MANAGER_ENTRIES]  # a missing one is watched
         level = below
     return out
 
@@ -344,4 +370,13 @@ def _label(path: Path, root: Path) -> str:
         return str(path)
 
 
-__all__ = ["HOME_ENTRIES", "WORKSPACE_ENTRIES", "Layout", "Watch", "is_protected", "layout", "set_aside"]
+__all__ = [
+    "HOME_ENTRIES",
+    "HOOK_MANAGER_ENTRIES",
+    "WORKSPACE_ENTRIES",
+    "Layout",
+    "Watch",
+    "is_protected",
+    "layout",
+    "set_aside",
+]

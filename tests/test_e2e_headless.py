@@ -293,3 +293,24 @@ def test_resume_with_model_runs_on_that_model_not_the_logs_last(
     assert fake_anthropic.requests[-1]["model"] == "claude-haiku-4-5"
     assert agent(workspace, fake_anthropic, "-p", "and on", "--resume", session).returncode == 0
     assert fake_anthropic.requests[-1]["model"] == "claude-haiku-4-5"  # kept, as a /model would be
+
+
+def test_a_budget_warning_rests_on_the_providers_count_not_our_estimate(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """Our first estimate of the system prompt and tools (~5k) is above the server's count (~3.5k):
+    at --budget-tokens 6000 (4,800 usable) the request fits, so nothing is said; the provider is
+    asked to count only when the estimate fills the budget, and at 1000 the warning gives its count."""
+    warned = {}
+    for budget in ("6000", "20000", "1000"):
+        fake_anthropic.push(text("ok"))
+        asked = len(fake_anthropic.count_requests)
+        out = agent(
+            workspace, fake_anthropic, "-p", "hi", "--budget-tokens", budget, "--output-format", "json"
+        )
+        assert out.returncode == 0, out.stderr
+        said = [w for w in json.loads(out.stdout)["warnings"] if w.startswith("the context budget")]
+        warned[budget] = (said, len(fake_anthropic.count_requests) - asked)
+    assert warned["6000"] == ([], 1) and warned["20000"] == ([], 0)
+    (said,), counted = warned["1000"]
+    assert counted == 1 and "(800 tokens) is no more than the system prompt and tools alone" in said

@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_cli.agent.side_requests import measure_prefix
 from agent_cli.api.compose import open_session
 from agent_cli.api.options import NO_KEY, Options, Prepared, has_key, prepare
 from agent_cli.api.result import Result, Tally, failure
@@ -102,8 +103,13 @@ class Session:
             permission_modes=self.options.permission_modes,
         )
         self._backend.warnings += prepared.notes  # told with what opening the session found
-        status = self._backend.engine.status()  # a budget the system prompt and tools alone fill
-        if not self._backend.engine.messages and status.used >= status.budget:
+        backend = self._backend
+        if not backend.engine.messages and backend.engine.status().used >= backend.engine.status().budget:
+            # by our estimate the system prompt and tools alone fill the budget: ask the provider's
+            # count (free, and only then), so that the warning below is not our estimate's error
+            await measure_prefix(backend.provider, backend.engine)
+        status = backend.engine.status()
+        if not backend.engine.messages and status.used >= status.budget:
             self._backend.warnings.append(
                 f"the context budget ({status.budget:,} tokens) is no more than the system prompt and "
                 f"tools alone ({status.used:,}): every request will be over it; give a larger "

@@ -35,6 +35,7 @@ from agent_cli.context.model import (
 from agent_cli.context.offload import (
     clean_message,
     context_blocks,
+    fits_in,
     merge_injections,
     merge_same_role,
     neutral_compaction,
@@ -50,7 +51,7 @@ from agent_cli.context.store import MemoryStore, OffloadStore
 from agent_cli.context.tokens import TokenCounter
 from agent_cli.core.errors import ContextOverflowError, NothingToGain
 from agent_cli.core.events import ContextStatus
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
+from agent_cli.core.types import Block, Message, ModelInfo, Request, Usage
 
 if TYPE_CHECKING:
     from agent_cli.context.intake import AttachmentSource
@@ -164,6 +165,7 @@ class ContextEngine:
                 index=index,
                 paste_ref=self._next_paste_ref,
                 raw={b.tool_use_id: b.text for b in raw.tool_results()},  # the store keeps these bytes
+                fits=fits_in(self._budget()[0] // 2, self.counter.text),  # by tokens too: half the room
             )
             if offload is not None:
                 self._apply(offload, store_originals=False)
@@ -210,15 +212,9 @@ class ContextEngine:
         return request
 
     def prefix_request(self, instruction: str, *, max_tokens: int) -> Request:
-        """A side request that reuses the conversation's cached prefix (the session-memory update): the
-        view exactly as the next request would send it, `instruction` as a last user text, the tools
-        kept (they are part of the prefix) but not to be called. The engine's state is not changed."""
+        """The session-memory update's request (requests.py `prefix`); the engine's state is not changed."""
         self._check(sending=True)
-        meta = BlockMeta(Trust.SYSTEM, "memory", self.clock(), tag="session-memory-request")
-        ask = Message("user", (Block.text_block(instruction, meta),), self._view[-1].turn)
-        request = self.requests.side(self._view, self.model, ask, max_tokens)
-        request.metadata.update(purpose="memory", sent_at=self.clock())
-        return replace(request, tool_choice={"type": "none"})
+        return self.requests.prefix(self._view, self.model, instruction, max_tokens, self.clock())
 
     def observe(self, request: Request, usage: Usage) -> list[str]:
         """Learn from a response's usage: calibration, `used`, cache health. Returns warnings."""

@@ -1,6 +1,8 @@
 """Ingest: what happens to a message on its way into the view, before any request sees it.
 
-T0 offload: a tool result over `offload_result_chars`, or the largest results while a message's
+T0 offload: a tool result over `offload_result_chars` or, whatever its characters, one that alone
+would take half the usable budget (dense text: 29k characters of CJK are ~80k tokens), or the largest
+results while a message's
 results together exceed `offload_turn_chars`, and a person's paste over `offload_paste_chars`, go to
 the store; the context keeps a `<persisted-output>` element with a head+tail preview and the ref.
 The result is a `Compaction` (data the session log keeps, so a resume replays it exactly).
@@ -48,8 +50,11 @@ def offload_results(
     index: int = 0,
     paste_ref: Callable[[], str] | None = None,
     raw: Mapping[str, str] | None = None,
+    fits: Callable[[Block], bool] | None = None,
 ) -> tuple[Message, Compaction | None]:
     """T0 for one user message at view `index`: (the message as it stays in the view, the compaction).
+    `fits` says whether a result may stay whole by its tokens (the engine's: not half the budget),
+    whatever its characters.
 
     `raw` holds the original text of results `neutral_results` escaped (by tool_use id): the store
     keeps those bytes, the preview is escaped again. A block whose original cannot be written (disk
@@ -83,7 +88,7 @@ def offload_results(
         if b.type == "tool_result" and b.text and not is_persisted(b.text) and b.meta.tag != RESTORED_TAG
     ]  # a read brought back (restore.py) was cut to T0's limit there already
     for j in candidates:
-        if len(blocks[j].text) > config.offload_result_chars:
+        if len(blocks[j].text) > config.offload_result_chars or (fits is not None and not fits(blocks[j])):
             offload(j, safe_ref(blocks[j].tool_use_id))
     while _results_chars(blocks) > config.offload_turn_chars:
         left = [
@@ -117,6 +122,19 @@ def offload_results(
         originals=originals,
     )
     return new, compaction
+
+
+def fits_in(room: int, count: Callable[[str], int]) -> Callable[[Block], bool]:
+    """`offload_results`' `fits`: a result may enter whole unless it alone is over `room` tokens (the
+    engine's: half the usable budget). A recall page always may: it is a page of what is stored
+    (offloading it again would send the model round in a circle), and `recall` bounds its pages."""
+
+    def fits(block: Block) -> bool:
+        if block.meta.tool_name == "recall" or len(block.text.encode()) <= room:  # a token is >= 1 byte
+            return True
+        return count(block.text) <= room
+
+    return fits
 
 
 def _results_chars(blocks: Sequence[Block]) -> int:

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent_cli.context.accounting import ViewAccounting
 from agent_cli.context.assemble import Assembler
 from agent_cli.context.cache import CacheMonitor, PrefixKey
 from agent_cli.context.offload import merge_same_role
 from agent_cli.context.tokens import thinking_signature
-from agent_cli.core.types import Message, ModelInfo, Request, Usage
+from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Request, Trust, Usage
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,18 @@ class Requests:
             view.append(ask)
             counts.append(counter.scale(counter.raw_message(ask)))
         return self._assemble(view, model, counts, max_tokens, previous)
+
+    def prefix(
+        self, view: list[Message], model: ModelInfo, instruction: str, max_tokens: int, now: float
+    ) -> Request:
+        """A side request that reuses the conversation's cached prefix (the session-memory update):
+        `view` as the next request would send it, `instruction` as a last user text, the tools kept
+        (they are part of the prefix) but not to be called."""
+        meta = BlockMeta(Trust.SYSTEM, "memory", now, tag="session-memory-request")
+        ask = Message("user", (Block.text_block(instruction, meta),), view[-1].turn)
+        request = self.side(view, model, ask, max_tokens)
+        request.metadata.update(purpose="memory", sent_at=now)
+        return replace(request, tool_choice={"type": "none"})
 
     def of(self, view: list[Message], model: ModelInfo, max_tokens: int) -> Request:
         """A request for a view that is not the engine's, assembled like the engine's own (replay's

@@ -159,6 +159,14 @@ async def run_command(
     buffer.feed(decoder.decode(b"", final=True))
     captured = buffer.finish()
     output = raw.placeholder(ctx.store) if raw.is_binary() else captured.text
+    if raw.is_binary() and captured.ref and ctx.store is not None:
+        # what streamed under the call's own ref is the bytes decoded with U+FFFD in place of most:
+        # lossy, and a model that recalls a call's id would get it; it says where the dump is instead
+        with contextlib.suppress(OSError):
+            pointer = ctx.store.open_output(captured.ref)
+            pointer.write(output)
+            pointer.close()
+        captured = dataclasses.replace(captured, total_chars=len(output))
     code = transport.get_returncode()
     meta: dict[str, Any] = {"exit_code": code, "command": command}
     if captured.ref:

@@ -91,7 +91,7 @@ class RecallTool:
             return ToolResult(output=f"[{ref}: empty]", meta={"ref": ref, "chars": [0, 0], "total_chars": 0})
         if offset >= total:
             raise ToolError(f"offset {offset} is past the end of {ref!r}, which has {total} chars")
-        end = min(total, offset + limit)
+        end = _within_bytes(text, offset, min(total, offset + limit), MAX_LIMIT)
         header = f"[{ref}: chars {offset}–{end} of {total}]"
         body = text[offset:end]
         footer = ""
@@ -99,6 +99,16 @@ class RecallTool:
             footer = f"\n[… {total - end} more chars; call again with offset={end}]"
         meta = {"ref": ref, "chars": [offset, end], "total_chars": total}
         return ToolResult(output=f"{header}\n{body}{footer}", meta=meta)
+
+
+def _within_bytes(text: str, start: int, end: int, cap: int) -> int:
+    """Where a page from `start` ends so that it is at most `cap` bytes of UTF-8 (and one char at
+    least): a page of dense text (CJK, 3 bytes and up to 3 tokens a char) is no bigger in tokens than
+    an ASCII one, which T0 never offloads again (context/offload.py `fits_in`)."""
+    encoded = text[start:end].encode("utf-8", "surrogatepass")
+    if len(encoded) <= cap:
+        return end
+    return start + max(1, len(encoded[:cap].decode("utf-8", "ignore")))
 
 
 def find_lines(ref: str, text: str, pattern: str, offset: int, limit: int) -> ToolResult:

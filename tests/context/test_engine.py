@@ -162,6 +162,24 @@ def test_a_large_result_is_offloaded_at_ingest_and_the_view_keeps_a_preview(tmp_
     assert e.estimate() == recount(e)
 
 
+def test_a_result_that_alone_takes_half_the_budget_is_offloaded_whatever_its_characters(tmp_path):
+    """29k characters of CJK are under the 30k-character threshold but ~80k tokens: against a 24k
+    budget they are offloaded, never sent whole. The same text as a recall page is a page of what is
+    stored, and enters (recall bounds its pages)."""
+    store = DirStore(tmp_path)
+    e = engine(store=store, config=ContextConfig(budget_tokens=30_000))
+    dense = "".join(chr(0x4E00 + (i * 7919) % 20_000) for i in range(29_000))
+    assert len(dense) < e.config.offload_result_chars and e.counter.text(dense) > e.status().budget
+    e.append(person("read it"))
+    e.append(says("reading", read("toolu_1")))
+    [t0] = e.append(results(("toolu_1", dense))).compactions
+    assert t0.refs == ("toolu_1",) and store.get("toolu_1") == dense
+    assert e.status().used < e.status().budget
+    e.append(says("again", Block.tool_use("toolu_2", "recall", {"ref": "toolu_1"})))
+    page = Block.tool_result("toolu_2", dense[:8_000], meta=BlockMeta(Trust.TOOL, "tool", tool_name="recall"))
+    assert e.append(Message("user", (page,))).compactions == []
+
+
 def test_a_large_paste_is_offloaded_with_a_fresh_ref():
     store = MemoryStore()
     store.put("paste-1", "an older paste")

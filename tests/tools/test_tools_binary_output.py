@@ -43,3 +43,14 @@ def test_hex_dump_says_what_it_did_not_keep() -> None:
         hex_dump(b"AB", total=10)
         == "00000000: 4142                                     AB\n[… 8 more bytes not kept]\n"
     )
+
+
+async def test_a_large_binary_output_leaves_no_lossy_text_under_the_calls_own_ref(ws: Path) -> None:
+    """What streamed to the store under the call's id was the bytes decoded with U+FFFD in place of
+    most: recalling the id now says where the dump is, never serves the lossy text."""
+    (ws / "big.bin").write_bytes(PNG * 100)
+    ctx = ToolContext(ws, store=MemoryStore(), call_id="toolu_bin")
+    result = await BashTool().run({"command": "cat big.bin"}, ctx)
+    assert result.output.startswith("[binary output,") and result.meta["output_ref"] == "toolu_bin"
+    recalled = await RecallTool().run({"ref": "toolu_bin"}, ctx)
+    assert "\ufffd" not in recalled.output and "stored as ref bash-binary-" in recalled.output

@@ -95,3 +95,23 @@ async def test_recall_pattern_pages_when_the_matches_are_many(ws: Path) -> None:
     second = await RecallTool().run({"ref": "many", "pattern": "hit", "offset": int(nxt.group(1))}, ctx)
     last_shown = int(first.output.split("\n")[-2].split(":")[0])
     assert f"\n{last_shown + 1}: hit {last_shown + 1}\n" in second.output
+
+
+async def test_a_recall_page_of_dense_text_is_bounded_in_bytes_and_the_pages_join_up(ws: Path) -> None:
+    """25k characters of CJK are ~75k bytes and as many tokens as three ASCII pages: a page holds at
+    most 25k bytes, and the next offset goes on where it stopped, so the pages join to the original."""
+    store = MemoryStore()
+    dense = "".join(chr(0x4E00 + i % 20_000) for i in range(30_000)) + "end"
+    store.put("cjk", dense)
+    ctx = _ctx(ws, store)
+    joined, offset = "", 0
+    while True:
+        page = await RecallTool().run({"ref": "cjk", "offset": offset, "limit": 25_000}, ctx)
+        start, end = page.meta["chars"]
+        body = page.output.split("\n", 1)[1].split("\n[… ", 1)[0]
+        assert start == offset and len(body.encode()) <= 25_000 and body == dense[start:end]
+        joined += body
+        if end == len(dense):
+            break
+        offset = end
+    assert joined == dense

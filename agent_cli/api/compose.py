@@ -37,6 +37,7 @@ from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits, Tool
 from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.permissions import Permissions
+from agent_cli.tools.read import ReadTool
 from agent_cli.tools.registry import ToolRegistry, default_tools
 from agent_cli.tools.sandbox.bwrap import Sandbox, SandboxPolicy
 from agent_cli.tools.shells.manager import ShellManager
@@ -217,10 +218,11 @@ class Builder:
     def _refusal(self, tools: ToolRegistry) -> Callable[[Path], str]:
         """Why a deny or ask rule refuses reading a file a memory file imports ("" when none does:
         where an import may lead is settings/memory_files.py's to judge)."""
-        read, permissions = tools.get("read_file"), self.permissions
+        # read_file's rules whether or not this registry offers it (a sub-agent's `tools: Bash, Grep`)
+        read, permissions = tools.get("read_file") or ReadTool(), self.permissions
 
         def refusal(path: Path) -> str:
-            if read is None or permissions is None:
+            if permissions is None:
                 return ""
             decision = permissions.decide(read, {"path": str(path)})
             refused = decision.action == "deny" or (decision.action == "ask" and decision.rule)

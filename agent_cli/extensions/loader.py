@@ -94,7 +94,8 @@ def prompt_commands(
     builtin: Sequence[str],
 ) -> tuple[dict[str, PromptCommand], list[str]]:
     """Every `/name` that becomes a prompt: the Markdown commands, the skills the person may start
-    (a skill wins over a command of its name, as in Claude Code; a built-in beats both), and /init.
+    (a skill wins over a command of its name, as in Claude Code, but a workspace's never over one of
+    yours; a built-in beats both), and /init.
     The lines saying which name went where."""
     table: dict[str, PromptCommand] = dict(commands.commands)
     reserved = {name.lower() for name in builtin}
@@ -106,7 +107,14 @@ def prompt_commands(
             still = "the model can still load it" if skill.model_invocable else "it cannot be used"
             clashes.append(f"skill {skill.name!r}: /{skill.name} is a built-in command, which wins; {still}")
             continue
-        if skill.name in table:
+        command = table.get(skill.name)
+        if command is not None and command.origin == "user" and skill.origin == "workspace":
+            clashes.append(
+                f"/{skill.name} is one of yours ({command.path}), which wins over the workspace's skill "
+                f"of that name ({skill.path}); the model can still load the skill"
+            )
+            continue
+        if command is not None:
             clashes.append(f"/{skill.name}: the skill ({skill.path}) wins over the command of that name")
         table[skill.name] = SkillCommand(skill, grants)
     table["init"] = InitCommand(workspace)

@@ -151,6 +151,9 @@ class _Reader:
                 outside = "the workspace" if bound.where == "the workspace" else "its folder"
                 self.parts.append(f"# {header}\n(not read: a link to a file outside {outside})")
                 return
+            if why := self.judge(real):  # `CLAUDE.local.md -> .env` under `Read(./.env)`
+                self.parts.append(f"# {header}\n(not read: {why})")
+                return
             text, rest = _read(path)
         except OSError as exc:
             self.parts.append(f"# {header}\n(could not be read: {exc.strerror or exc})")

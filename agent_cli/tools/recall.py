@@ -131,11 +131,12 @@ def find_lines(ref: str, text: str, pattern: str, offset: int, limit: int) -> To
         if len(body) > MATCH_LINE_CHARS:
             body = body[:MATCH_LINE_CHARS] + f"… [{len(body) - MATCH_LINE_CHARS} more chars]"
         entry = f"{number}: {body}"
-        if next_offset is None and shown and used + len(entry) + 1 > limit:
+        size = len(entry.encode("utf-8", "surrogatepass")) + 1  # bytes: a page is within `limit` of both
+        if next_offset is None and shown and used + size > limit:
             next_offset = start
         if next_offset is None:
             shown.append(entry)
-            used += len(entry) + 1
+            used += size
     meta = {"ref": ref, "pattern": pattern, "matches": found, "lines": len(lines)}
     if not found:
         where = f" after char {offset}" if offset else ""

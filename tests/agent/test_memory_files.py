@@ -225,3 +225,33 @@ async def test_the_session_s_deny_rules_bind_imports(workspace):
     sent = json.dumps(session.provider.requests[0].to_api())
     assert "KEY-1234" not in sent and "TABS" in sent
     assert "(not read: denied by the rule Read(secrets/**) (user config))" in sent
+
+
+async def test_a_memory_file_linked_to_a_denied_file_and_a_sub_agent_without_read_file_keep_the_rules(
+    workspace,
+):
+    """`CLAUDE.local.md -> secrets/key` under `Read(secrets/**)` is not read as a memory file, as it is
+    not as an import; and a sub-agent whose tools leave out read_file (`tools: Bash, Grep`) reads its
+    memory under the same rules (its engine's user context held the key)."""
+    from agent_cli.settings.config import PermissionRules
+    from agent_cli.tools.bash import BashTool
+    from agent_cli.tools.registry import ToolRegistry
+
+    _files(workspace, {"CLAUDE.md": "Keys: @secrets/key\n", "secrets/key": "KEY-1234"})
+    (workspace / "CLAUDE.local.md").symlink_to("secrets/key")
+    session = make_session(
+        workspace, [{"text": "ok"}], permissions=PermissionRules(deny=("Read(secrets/**)",))
+    )
+    await run(session, "hi")
+    sent = json.dumps(session.provider.requests[0].to_api())
+    assert "KEY-1234" not in sent
+    assert "# CLAUDE.local.md\\n(not read: denied by the rule Read(secrets/**) (user config))" in sent
+    child = session.builder.engine(
+        model=session.info,
+        system_prompt="child",
+        tools=ToolRegistry([BashTool()]),
+        store=session.dir_store,
+        summarizer=session.summarizer,
+        file_reader=lambda path: None,
+    )
+    assert "KEY-1234" not in child.user_context and "denied by the rule" in child.user_context

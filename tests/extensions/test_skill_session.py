@@ -230,6 +230,22 @@ async def test_slash_name_starts_a_skill_and_wins_over_a_command(workspace, user
     assert "Unknown command /hidden" in command_text(await run(s, "/hidden"))
 
 
+async def test_a_workspace_skill_never_replaces_one_of_your_commands(workspace, user):
+    """Trusted, a workspace's skill `review` (allowed-tools: Bash) took your `~/.claude/commands/
+    review.md`'s `/review`: the workspace never replaces what is yours, by command or by skill."""
+    (user / "claude" / "commands").mkdir(parents=True)
+    (user / "claude" / "commands" / "review.md").write_text("YOUR-REVIEW-BODY\n")
+    skill(
+        workspace / ".claude" / "skills", "review", front("Theirs", **{"allowed-tools": "Bash"}) + "THEIRS\n"
+    )
+    s = make(workspace, [{"text": "r"}], trusted=True)
+    events = await run(s, "/review")
+    notices = " ".join(e.text for e in events if isinstance(e, Notice))
+    assert "/review is one of yours" in notices and "which wins over the workspace's skill" in notices
+    sent = json.dumps(s.provider.requests[0].messages)
+    assert "YOUR-REVIEW-BODY" in sent and "THEIRS" not in sent
+
+
 async def test_slash_name_of_a_skill_whose_file_went_away_is_one_line(workspace, user):
     gone = skill(user / "xdg" / "agent" / "skills", "gone", front("Will vanish"))
     s = make(workspace, [{"text": "still here"}])

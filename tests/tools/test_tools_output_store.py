@@ -115,3 +115,15 @@ async def test_a_recall_page_of_dense_text_is_bounded_in_bytes_and_the_pages_joi
             break
         offset = end
     assert joined == dense
+
+
+async def test_a_pattern_page_of_dense_lines_is_bounded_in_bytes_too(ws: Path) -> None:
+    """`recall(pattern=".")` over 150 lines of CJK gave 24.8k characters and 73.6k bytes (~57k
+    tokens) in one page; the engine lets a recall page in whole, so the page itself must be bounded."""
+    store = MemoryStore()
+    store.put(
+        "cjk",
+        "".join("".join(chr(0x4E00 + (i * 400 + j) % 20_000) for j in range(400)) + "\n" for i in range(150)),
+    )
+    page = await RecallTool().run({"ref": "cjk", "pattern": ".", "limit": 25_000}, _ctx(ws, store))
+    assert len(page.output.encode()) <= 25_000 + 200 and "call again with offset=" in page.output

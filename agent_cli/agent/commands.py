@@ -303,7 +303,11 @@ async def _export(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if arg:
         path = (session.workspace / arg).resolve()
         try:
-            path.write_text(markdown, encoding="utf-8")
+            with path.open("x", encoding="utf-8") as out:  # never over a file: `/export main.py` was one
+                out.write(markdown)
+        except FileExistsError:
+            why = f"{path} exists: /export writes a new file, never over one; give another name"
+            return CommandResult("export", why, {}, is_error=True)
         except OSError as exc:
             return CommandResult("export", f"Cannot write {path}: {exc.strerror or exc}", {}, is_error=True)
         return CommandResult("export", f"Exported to {path}.", {"path": str(path)})

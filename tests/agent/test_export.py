@@ -46,3 +46,13 @@ async def test_export_to_a_file(workspace):
     assert "## You\n\nhi\n" in text and "## Assistant\n\nHello." in text
     [bad] = [e for e in await run(session, "/export no/such/dir/out.md") if isinstance(e, CommandResult)]
     assert bad.is_error and bad.text.startswith("Cannot write ") and "No such file or directory" in bad.text
+
+
+async def test_export_never_writes_over_a_file(workspace):
+    """`/export main.py` replaced the person's uncommitted main.py with the transcript."""
+    (workspace / "main.py").write_text("my work\n")
+    session = make_session(workspace, [{"text": "Hello."}])
+    await run(session, "hi")
+    [result] = [e for e in await run(session, "/export main.py") if isinstance(e, CommandResult)]
+    assert result.is_error and "exists: /export writes a new file, never over one" in result.text
+    assert (workspace / "main.py").read_text() == "my work\n"

@@ -96,8 +96,9 @@ class Subagents:
         self._host = host
 
     def child_tools(self, definition: AgentDefinition) -> ToolRegistry:
-        """The parent's tools except `task`, or those the definition names (in the parent's order)."""
-        wanted = set(definition.tools) if definition.tools is not None else None
+        """The parent's tools except `task`, or those the definition names (in the parent's order) and
+        `recall`: a large output reaches the child as a preview naming its ref, to be recalled."""
+        wanted = {*definition.tools, "recall"} if definition.tools is not None else None
         return ToolRegistry(
             t for t in self.host.tools if (t.name in wanted if wanted is not None else t.name != "task")
         )

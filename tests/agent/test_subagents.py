@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,9 @@ def test_the_task_tool_lists_the_agents_and_children_get_the_parents_tools_but_t
     assert "task" not in general and "bash" in general and len(general) == len(session.tools) - 1
     explore = session.subagents.child_tools(task.agents["explore"])
     assert explore.names() == ["read_file", "grep", "glob", "ls", "recall"]
+    # the README's own `tools: Read, Grep, Glob`: a large read reaches it as a ref, so recall comes too
+    reviewer = replace(task.agents["explore"], tools=("read_file", "grep", "glob"))
+    assert session.subagents.child_tools(reviewer).names() == ["read_file", "grep", "glob", "recall"]
 
 
 def test_claude_code_s_user_sub_agents_are_the_person_s_own(tmp_path, monkeypatch):

@@ -318,8 +318,7 @@ async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     points = session.prompt_points()
     if not arg:
         rows = [
-            f"{p.number}. {p.text[:70]}" + ("" if p.checkpoint else "  (no code changes from here)")
-            for p in points
+            f"{p.number}. {p.text[:70]}" + (f"  ({p.code_note()})" if p.code_note() else "") for p in points
         ]
         listing = "\n".join(rows) or "(no prompts yet)"
         return CommandResult(

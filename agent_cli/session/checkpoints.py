@@ -3,6 +3,8 @@
 The shadow repository lives in the session directory (`checkpoints.git`) and uses the workspace as its
 work tree (`git --git-dir=... --work-tree=...`), so the person's own `.git` is never touched. It honours
 the workspace's .gitignore files; `.agent/` and files over a size limit are left out (and listed). A
+nested repository or submodule (a folder with its own `.git`) is only a gitlink in a snapshot: its
+files are not held, so a rewind leaves them as they are and says so (`nested`). A
 snapshot is a commit; rewinding the code to a snapshot restores every file it holds and removes the
 files created since. Before a rewind the current state is snapshotted too, so a rewind can be undone.
 
@@ -33,6 +35,7 @@ GIT_TIMEOUT = 120.0
 # file before (a repository that ships `.agent/sessions/`, a tool write), nothing in it runs a
 # command (core.fsmonitor, filter drivers, core.hooksPath, ...). Hooks are off on every call too.
 CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tautocrlf = false\n[gc]\n\tauto = 0\n"
+GITLINK = "160000"  # the mode git gives a nested repository or submodule (a gitlink)
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
@@ -44,9 +47,13 @@ class CheckpointError(Exception):
 class Snapshot:
     commit: str
     skipped: tuple[str, ...] = ()  # files over the size limit, not in the snapshot
+    nested: tuple[str, ...] = ()  # nested repositories and submodules: their files are not in it
 
     def skipped_shown(self) -> list[str]:
         return [shown_name(p) for p in self.skipped]
+
+    def nested_shown(self) -> list[str]:
+        return [shown_name(p) + "/" for p in self.nested]
 
 
 @dataclass(frozen=True)
@@ -56,16 +63,26 @@ class Restored:
     restored: tuple[str, ...] = ()  # files put back as they were (changed or deleted since)
     removed: tuple[str, ...] = ()  # files created since, removed
     undo: str = ""  # the snapshot of the state before the rewind
+    nested: tuple[str, ...] = ()  # nested repositories (then or now): left as they are
+    skipped: tuple[str, ...] = ()  # files over the size limit now: left as they are
 
     def describe(self) -> str:
         if not self.restored and not self.removed:
-            return "The files were already as they were then; nothing to restore."
-        parts = []
-        if self.restored:
-            parts.append(f"restored {len(self.restored)} file(s): " + _names(self.restored))
-        if self.removed:
-            parts.append(f"removed {len(self.removed)} file(s) created since: " + _names(self.removed))
-        return "; ".join(parts) + "."
+            said = "The files were already as they were then; nothing to restore."
+        else:
+            parts = []
+            if self.restored:
+                parts.append(f"restored {len(self.restored)} file(s): " + _names(self.restored))
+            if self.removed:
+                parts.append(f"removed {len(self.removed)} file(s) created since: " + _names(self.removed))
+            said = "; ".join(parts) + "."
+        if self.nested:
+            repos = ", ".join(shown_name(p) + "/" for p in self.nested[:20])
+            said += f" Not restored: {repos} (a repository of its own: use its git)."
+        return said
+
+    def skipped_shown(self) -> list[str]:
+        return [shown_name(p) for p in self.skipped]
 
 
 @dataclass
@@ -91,17 +108,23 @@ class Checkpoints:
         args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
         commit = self._git(*args).strip()
         self._git("update-ref", "HEAD", commit)
-        return Snapshot(commit, tuple(skipped))
+        return Snapshot(commit, tuple(skipped), tuple(self._gitlinks()))
 
     def restore(self, commit: str) -> Restored:
         """Put the workspace back as it was at `commit` (files created since are removed)."""
-        undo = self.snapshot("before rewind").commit
-        changes = self._git("diff", "--name-status", "--no-renames", "-z", commit, undo)
+        now = self.snapshot("before rewind")
+        undo = now.commit
+        changes = self._git("diff", "--raw", "--no-renames", "-z", commit, undo)
         fields = [f for f in changes.split("\0") if f]
         restored: list[str] = []
         removed: list[str] = []
-        for status, path in zip(fields[::2], fields[1::2], strict=False):
-            if status == "A":  # exists now, did not then
+        nested = set(now.nested)
+        for raw, path in zip(fields[::2], fields[1::2], strict=False):
+            words = raw.lstrip(":").split()  # ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS"
+            modes, status = words[:2], words[-1]
+            if GITLINK in modes:  # a nested repository then or now: git cannot put its files back
+                nested.add(path)
+            elif status == "A":  # exists now, did not then
                 target = self.workspace / path
                 try:
                     target.unlink()
@@ -115,7 +138,7 @@ class Checkpoints:
                 restored.append(path)
         if restored:
             self._checkout(commit, restored)
-        return Restored(tuple(restored), tuple(removed), undo)
+        return Restored(tuple(restored), tuple(removed), undo, tuple(sorted(nested)), now.skipped)
 
     # -- git ------------------------------------------------------------------------------------------
 
@@ -146,6 +169,11 @@ class Checkpoints:
         if large:
             self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large, check=False)
         return large
+
+    def _gitlinks(self) -> list[str]:
+        """The nested repositories and submodules `add -A` recorded as gitlinks (no files of theirs)."""
+        staged = self._git("ls-files", "-z", "--stage", check=False)
+        return [entry.split("\t", 1)[1] for entry in staged.split("\0") if entry.startswith(GITLINK + " ")]
 
     def _checkout(self, commit: str, paths: Sequence[str]) -> None:
         for start in range(0, len(paths), 200):  # keep argv short

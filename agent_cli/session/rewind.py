@@ -42,6 +42,7 @@ class Rewinder:
         self.reopen = reopen
         self.forget_note = forget_note
         self.failed = False
+        self.nested_said: set[str] = set()  # the nested repositories a notice has named
 
     async def checkpoint(self, emit: Callable[[Event], None]) -> None:
         """Snapshot the workspace before this prompt's first change (/rewind restores it)."""
@@ -49,15 +50,26 @@ class Rewinder:
         try:
             snap = await asyncio.to_thread(self.checkpoints.snapshot, f"before prompt {turn}")
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, the tool call it precedes runs
+            reason = scrub(str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}")
+            # in the log, so a /rewind (in this process or a later one) says this prompt's code is lost
+            self.log.append("checkpoint_failed", prompt=turn, reason=reason[:300])
             if not self.failed:  # say it once per session, then work on without
                 self.failed = True
-                reason = exc if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
-                emit(Notice(scrub(f"checkpoints are off: {reason}"), "warning"))
+                emit(Notice(f"checkpoints are off: {reason}", "warning"))
             return
         skipped = snap.skipped_shown()
         self.log.append("checkpoint", prompt=turn, commit=snap.commit, skipped=skipped)
         if skipped:
             emit(Notice(f"checkpoint skipped {len(skipped)} large file(s): {', '.join(skipped[:5])}"))
+        nested = [n for n in snap.nested_shown() if n not in self.nested_said]
+        if nested:  # said once per repository
+            self.nested_said.update(nested)
+            emit(
+                Notice(
+                    f"checkpoints do not hold the files of {len(nested)} nested repository(ies) or "
+                    f"submodule(s), so /rewind cannot restore them: {', '.join(nested[:5])}"
+                )
+            )
 
     def prompt_points(self) -> list[PromptPoint]:
         return prompt_points(effective_events(read_events(self.log.path).events))
@@ -78,6 +90,15 @@ class Rewinder:
                     raise AgentError(f"the code could not be restored: {exc}") from exc
                 self.log.append("restore", prompt=number, commit=point.checkpoint, undo=restored.undo)
                 said.append("Code: " + restored.describe())
+                large = list(dict.fromkeys([*point.skipped, *restored.skipped_shown()]))
+                if large:
+                    said.append(
+                        f"Not in checkpoints, left as they are: {len(large)} large file(s): "
+                        + ", ".join(large[:10])
+                        + "."
+                    )
+            elif point.not_taken:
+                said.append(f"Code: {point.code_note()}.")
             else:
                 said.append("Code: no changes were made from that prompt on; nothing to restore.")
         if mode in ("both", "conversation"):

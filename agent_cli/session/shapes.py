@@ -90,6 +90,7 @@ FIELDS: dict[str, dict[str, Check]] = {
     "compaction_measured": {"tier": TEXT, "before": _opt(_count), "after": _opt(_count)},
     "rewind": {"prompt": _count},
     "checkpoint": {"prompt": _count, "commit": _text, "skipped": _texts},
+    "checkpoint_failed": {"prompt": _count, "reason": _text},
     "restore": {"prompt": _count, "commit": _text},
 }
 COMPACTION_FIELDS: dict[str, Check] = {

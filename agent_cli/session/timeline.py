@@ -49,22 +49,35 @@ class PromptPoint:
     text: str
     ts: float
     checkpoint: str  # the snapshot before this prompt's changes ("" when none was needed or taken)
+    not_taken: str = ""  # why the checkpoint that was needed could not be taken: the code cannot go back
+    skipped: tuple[str, ...] = ()  # large files that snapshot left out (shown names)
+
+    def code_note(self) -> str:
+        """What a rewind of the code to before this prompt can do, when it cannot restore anything."""
+        if self.not_taken:
+            return f"no checkpoint was taken ({self.not_taken}): its code cannot be restored"
+        return "" if self.checkpoint else "no code changes from here"
 
 
 def prompt_points(events: Sequence[dict[str, Any]]) -> list[PromptPoint]:
     """The prompts one can rewind to, each with the snapshot that holds the code as it was before it:
-    the first checkpoint taken at or after that prompt (no checkpoint in between means no change)."""
+    the first checkpoint taken at or after that prompt (no checkpoint in between means no change). A
+    checkpoint that failed first (`checkpoint_failed`) means the code then is in no snapshot."""
     prompts: list[tuple[int, str, float]] = []
-    checkpoints: list[tuple[int, str]] = []
+    checkpoints: list[tuple[int, str, str, tuple[str, ...]]] = []  # prompt, commit, failure, skipped
     for event in events:
         if is_prompt(event):
             prompts.append((len(prompts) + 1, str(event.get("prompt", "")), float(event.get("ts", 0.0))))
         elif event.get("type") == "checkpoint" and event.get("commit"):
-            checkpoints.append((int(event.get("prompt", 0)), str(event["commit"])))
+            skipped = tuple(str(s) for s in event.get("skipped") or ())
+            checkpoints.append((int(event.get("prompt", 0)), str(event["commit"]), "", skipped))
+        elif event.get("type") == "checkpoint_failed":
+            reason = str(event.get("reason") or "unknown reason")
+            checkpoints.append((int(event.get("prompt", 0)), "", reason, ()))
     points = []
     for number, text, ts in prompts:
-        commit = next((c for p, c in checkpoints if p >= number), "")
-        points.append(PromptPoint(number, text, ts, commit))
+        _, commit, failed, skipped = next((c for c in checkpoints if c[0] >= number), (0, "", "", ()))
+        points.append(PromptPoint(number, text, ts, commit, failed, skipped))
     return points
 
 

@@ -30,7 +30,10 @@ def prompt_label(point: Mapping[str, Any]) -> Text:
     text = Text()
     text.append(f"{point.get('number', '?'):>3}. ", style="dim")
     text.append(prompt or "(empty prompt)")
-    if not point.get("checkpoint"):
+    if point.get("not_taken"):
+        note = f"no checkpoint was taken ({point['not_taken']}): its code cannot be restored"
+        text.append("  " + note, style="dim italic")
+    elif not point.get("checkpoint"):
         text.append("  no code changes from here", style="dim italic")
     return text
 

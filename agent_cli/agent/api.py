@@ -135,8 +135,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("export", "[file]", "the conversation as Markdown (to a file when given)"),
     CommandSpec(
         "rewind",
-        "[N [both|conversation|code]]",
-        "go back to before prompt N: code, conversation, or both (Esc Esc)",
+        "[N [both|conversation|code] | undo]",
+        "go back to before prompt N: code, conversation, or both (Esc Esc); undo: the last code rewind",
     ),
     CommandSpec(
         "mcp",

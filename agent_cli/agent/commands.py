@@ -64,6 +64,8 @@ class CommandHost(AgentBackend, Protocol):
 
     async def rewind(self, number: int, mode: RewindMode) -> str: ...
 
+    async def rewind_undo(self) -> str: ...
+
 
 MODEL_NAMES = MODEL_CHOICES
 NO_NOTE = "No session-memory note yet (it is written after ~10k tokens; /summary writes it now)."
@@ -327,6 +329,9 @@ async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
             + listing,
             {"prompts": [p.__dict__ for p in points]},
         )
+    if arg.strip() == "undo":
+        text = await session.rewind_undo()
+        return CommandResult("rewind", text, {"undo": True, "session_id": session.session_id})
     try:
         number, mode = parse_rewind(arg)
     except ValueError as exc:

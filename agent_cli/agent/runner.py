@@ -184,6 +184,10 @@ class AgentSession:
         """Back to before prompt `number`: code (from its checkpoint), conversation, or both."""
         return await self.rewinder.rewind(number, mode)
 
+    async def rewind_undo(self) -> str:
+        """The code as it was before the last code rewind."""
+        return await self.rewinder.undo()
+
     async def _summarize(self, system: str, content: str, purpose: str = "summary") -> str:
         args = (self.provider, self.config, self.models, self.model, self.totals, self.log)
         return await summarize(*args, system, content, purpose)

@@ -19,6 +19,7 @@ or the log is told shows them as `\\xNN` (`shown_name`).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ GIT_TIMEOUT = 120.0
 # file before (a repository that ships `.agent/sessions/`, a tool write), nothing in it runs a
 # command (core.fsmonitor, filter drivers, core.hooksPath, ...). Hooks are off on every call too.
 CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tautocrlf = false\n[gc]\n\tauto = 0\n"
+_OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a commit's full name (SHA-1 or SHA-256)
 GITLINK = "160000"  # the mode git gives a nested repository or submodule (a gitlink)
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
@@ -111,7 +113,10 @@ class Checkpoints:
         return Snapshot(commit, tuple(skipped), tuple(self._gitlinks()))
 
     def restore(self, commit: str) -> Restored:
-        """Put the workspace back as it was at `commit` (files created since are removed)."""
+        """Put the workspace back as it was at `commit` (files created since are removed). `commit`
+        comes from the log: only an object name is taken (`--output=…` would be an option to git)."""
+        if not _OBJECT_NAME.fullmatch(commit):
+            raise CheckpointError(f"not a checkpoint: {commit[:80]!r}")
         now = self.snapshot("before rewind")
         undo = now.commit
         changes = self._git("diff", "--raw", "--no-renames", "-z", commit, undo)

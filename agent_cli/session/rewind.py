@@ -22,6 +22,8 @@ from agent_cli.session.timeline import (
     prompt_points,
 )
 
+_UNDO_HINT = " `/rewind undo` puts it back as it was just now."
+
 
 class Rewinder:
     """`turn()` is the loop's current prompt number; `reopen()` rebuilds every view from the log;
@@ -89,7 +91,8 @@ class Rewinder:
                 except CheckpointError as exc:
                     raise AgentError(f"the code could not be restored: {exc}") from exc
                 self.log.append("restore", prompt=number, commit=point.checkpoint, undo=restored.undo)
-                said.append("Code: " + restored.describe())
+                hint = _UNDO_HINT if restored.restored or restored.removed else ""
+                said.append("Code: " + restored.describe() + hint)
                 large = list(dict.fromkeys([*point.skipped, *restored.skipped_shown()]))
                 if large:
                     said.append(
@@ -110,3 +113,17 @@ class Rewinder:
             shown = " ".join(point.text.split())  # its first words on one line, as the picker shows it
             said.append(f"Conversation: back to before prompt {number} (“{shown[:60]}”).")
         return " ".join(said)
+
+    async def undo(self) -> str:
+        """`/rewind undo`: the code as it was before the last code rewind (its `undo` snapshot), which
+        itself can be undone the same way. The conversation is left as it is."""
+        events = read_events(self.log.path).events
+        last = next((e for e in reversed(events) if e.get("type") == "restore" and e.get("undo")), None)
+        if last is None:
+            raise AgentError("there is no code rewind to undo in this session")
+        try:
+            restored = await asyncio.to_thread(self.checkpoints.restore, str(last["undo"]))
+        except CheckpointError as exc:
+            raise AgentError(f"the code could not be restored: {exc}") from exc
+        self.log.append("restore", prompt=0, commit=str(last["undo"]), undo=restored.undo)
+        return "Code: back to before the last rewind: " + restored.describe()

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from agent_cli.core.events import Notice
-from agent_cli.session.checkpoints import Checkpoints
+from agent_cli.session.checkpoints import CheckpointError, Checkpoints
 from agent_cli.session.log import EventLog
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import effective_events, parse_args, prompt_points
@@ -208,3 +210,36 @@ def test_a_shadow_repository_that_points_git_elsewhere_runs_nothing(tmp_path):
     (ws / "a.txt").write_text("changed\n")
     Checkpoints(ws, session).snapshot("shipped")
     assert not ran.exists()
+
+
+async def test_rewind_undo_brings_back_what_a_code_rewind_removed(tmp_path):
+    """A code rewind removes every file made since its checkpoint, the person's own `notes.md` among
+    them: `/rewind undo` puts the code back as it was just before the rewind (and can be undone too)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    log = EventLog(tmp_path / "session")
+    turn = [1]
+    rewinder = Rewinder(ws, log, turn=lambda: turn[0], reopen=lambda: None, forget_note=lambda: None)
+    log.append("user", prompt="one", message={"role": "user", "content": "one"})
+    await rewinder.checkpoint(lambda event: None)
+    (ws / "a.txt").write_text("agent\n")
+    (ws / "notes.md").write_text("the person's notes\n")  # made in an editor after the checkpoint
+    said = await rewinder.rewind(1, "code")
+    assert "removed 1 file(s) created since: notes.md" in said and "`/rewind undo` puts it back" in said
+    assert not (ws / "notes.md").exists() and (ws / "a.txt").read_text() == "a\n"
+    undone = await rewinder.undo()
+    assert undone.startswith("Code: back to before the last rewind")
+    assert (ws / "notes.md").read_text() == "the person's notes\n" and (ws / "a.txt").read_text() == "agent\n"
+    log.close()
+
+
+def test_a_checkpoint_named_in_the_log_must_be_a_commit_not_an_option(tmp_path):
+    """A planted log's `checkpoint` could name `--output=…`: git would take it as an option."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cp = Checkpoints(ws, tmp_path / "session")
+    cp.snapshot("before prompt 1")
+    with pytest.raises(CheckpointError, match="not a checkpoint"):
+        cp.restore(f"--output={tmp_path / 'written'}")
+    assert not (tmp_path / "written").exists()

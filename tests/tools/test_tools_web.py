@@ -174,6 +174,11 @@ async def test_a_redirect_to_another_host_is_reported_not_followed(web, store):
             "/raw",
             "binary content (no Content-Type, NUL bytes)",
         ),
+        (  # declared text, but NUL bytes: the model got them raw
+            lambda w: w.page("/nul", b"hello\x00world\x00", "text/plain"),
+            "/nul",
+            "binary content (text/plain with NUL bytes)",
+        ),
         (lambda w: w.redirect("/noloc", "", 302), "/noloc", "redirect from"),
     ],
 )
@@ -358,3 +363,9 @@ async def test_web_search_failures_are_one_line(web, store):
     assert bad.is_error and "not SearXNG's JSON" in bad.output
     down = await WebSearchTool(web.url("/nothing")).run({"query": "x"}, _ctx(store))
     assert down.is_error and "HTTP 404" in down.output
+
+
+async def test_utf16_text_with_its_nul_bytes_is_still_text(web, store):
+    web.page("/wide", "wide text".encode("utf-16"), "text/plain; charset=utf-16")
+    result = await _tool().run({"url": web.url("/wide")}, _ctx(store))
+    assert not result.is_error and "wide text" in result.output, result.output

@@ -147,10 +147,10 @@ async def _fetch(
                 raise FetchError(f"could not read {current.url}: {_why(exc)}") from None
             finally:
                 await response.aclose()
-            if not media and b"\x00" in body[:8192]:
-                raise FetchError(
-                    f"{current.url} is binary content (no Content-Type, NUL bytes): web_fetch reads text"
-                )
+            wide = charset.startswith(("utf-16", "utf-32")) or body[:2] in (b"\xff\xfe", b"\xfe\xff")
+            if b"\x00" in body[:8192] and not wide:  # a text type the bytes belie: binary all the same
+                said = f"{media} with" if media else "no Content-Type,"
+                raise FetchError(f"{current.url} is binary content ({said} NUL bytes): web_fetch reads text")
             return Page(current.url, status, media, charset, body, truncated, tuple(visited[:-1]))
 
 

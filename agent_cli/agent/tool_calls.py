@@ -94,9 +94,13 @@ class ToolCalls:
         denied: str | None = None
         given = hooked.updated_input if hooked.stop is None and hooked.blocked is None else None
         given = given if tool is not None else None  # an unknown tool's call fails as it is
-        if given is not None and (denied := self._invalid(tool, call, given, emit)) is None:
-            call, mentioned = _normalized(tool, replace(call, input=dict(given))), False  # not the named one
-            before.append(f"A PreToolUse hook changed this call's input to: {json.dumps(call.input)}")
+        if given is not None:
+            rewritten = self._rewritten(tool, call, given, emit)
+            if isinstance(rewritten, str):
+                denied = rewritten
+            else:
+                call, mentioned = rewritten, False  # not the call the person named
+                before.append(f"A PreToolUse hook changed this call's input to: {json.dumps(call.input)}")
         target = _target(tool, call)
         if hooked.stop is not None:
             why = f"a PreToolUse hook stopped the turn: {hooked.stop}"
@@ -139,19 +143,20 @@ class ToolCalls:
             block = replace(block, media_type=result.image.media_type, data=result.image.data)
         return block
 
-    def _invalid(self, tool, call: ToolCall, given, emit: Emit) -> str | None:
-        """Why a PreToolUse hook's updatedInput must not run (it does not fit the tool's schema), or
-        None: then the permission check judges it, as any input. Either way the log says so."""
+    def _rewritten(self, tool, call: ToolCall, given, emit: Emit) -> ToolCall | str:
+        """The call with a PreToolUse hook's updatedInput, as the tool will run it (the permission
+        check then judges it, as any input); or why it must not run: it does not fit the tool's
+        schema. Either way the log says so."""
         given_json = json.loads(json.dumps(given, default=str))
         try:
-            validate_input(getattr(tool, "accepts", tool.input_schema), given)
+            normalized = validate_input(getattr(tool, "accepts", tool.input_schema), given)
         except InputError as exc:
             reason = f"a PreToolUse hook changed the input of {call.name} to one that is not valid: {exc}"
             emit(Notice(f"{reason}; the call was not run", "warning"))
             self.log.append("tool_input", tool_use_id=call.id, rejected=given_json, reason=str(exc))
             return f"Not run: {reason}."
         self.log.append("tool_input", tool_use_id=call.id, input=given_json, original=call.input)
-        return None
+        return replace(call, input=normalized)
 
     def _unrun(
         self, call: ToolCall, target: str, meta: BlockMeta, emit: Emit, why: str, before: Sequence[str] = ()

@@ -104,13 +104,15 @@ class Session:
         )
         self._backend.warnings += prepared.notes  # told with what opening the session found
         backend = self._backend
-        if not backend.engine.messages and backend.engine.status().used >= backend.engine.status().budget:
+        status = backend.engine.status()
+        fresh = not backend.engine.messages
+        if fresh and status.used >= status.budget:
             # by our estimate the system prompt and tools alone fill the budget: ask the provider's
             # count (free, and only then), so that the warning below is not our estimate's error
             await measure_prefix(backend.provider, backend.engine)
-        status = backend.engine.status()
-        if not backend.engine.messages and status.used >= status.budget:
-            self._backend.warnings.append(
+            status = backend.engine.status()
+        if fresh and status.used >= status.budget:
+            backend.warnings.append(
                 f"the context budget ({status.budget:,} tokens) is no more than the system prompt and "
                 f"tools alone ({status.used:,}): every request will be over it; give a larger "
                 "--budget-tokens"

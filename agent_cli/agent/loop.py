@@ -222,7 +222,7 @@ class Loop:
                 results = []
                 while pending:
                     batch = self.calls.batch(pending)
-                    results += await asyncio.gather(*(self.calls.run(b, emit) for b in batch))
+                    results += await self.calls.run_batch(batch, emit)
                     del pending[: len(batch)]
                 self._append("tool_results", Message("user", tuple(results), self.turn), emit)
                 self._record_metas()

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from agent_cli.session.log import EventLog
 
 Emit = Callable[[Event], None]
+SETTLE_SECONDS = 5.0  # on an interrupt, how long the calls of a batch get to end (a sub-agent its spending)
 
 
 class ToolCalls:
@@ -74,6 +75,20 @@ class ToolCalls:
                 break
             batch.append(block)
         return batch
+
+    async def run_batch(self, batch: list[Block], emit: Emit) -> list[Block]:
+        """The results of a batch's calls, in order. Interrupted, every call is cancelled and waited for
+        (up to SETTLE_SECONDS; a second interrupt stops the wait) before the interrupt goes on: a
+        sub-agent records its spending as it ends, and the turn must not end before the last one has."""
+        tasks = [asyncio.ensure_future(self.run(block, emit)) for block in batch]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                if not task.cancelling():  # once: a second cancel would cut a call's own cleanup short
+                    task.cancel()
+            await asyncio.wait(tasks, timeout=SETTLE_SECONDS)
+            raise
 
     def _concurrent(self, block: Block) -> bool:
         return bool(getattr(self.tools.get(block.name), "concurrency_safe", False))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.core.events import PermissionDenied, SubagentProgress, TurnFinished
+from agent_cli.core.events import PermissionDenied, SubagentProgress, TurnFinished, UsageUpdate
 from agent_cli.extensions.agent_definitions import EXPLORE_TOOLS, agent_dirs, load_agents
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.trust import workspace_code_files
@@ -286,3 +286,70 @@ async def test_a_childs_bash_is_sandboxed_like_the_parents(tmp_path):
     await run(session, "go")
     assert (tmp_path / "inside.txt").exists()  # the workspace is writable from the child's sandbox
     assert not outside.exists()  # outside it is not (the sandbox's /tmp is private)
+
+
+class ChildrenMidCall(ScriptedProvider):
+    """The parent's script; each child (its first message says CHILD A or CHILD B) makes one call that
+    lists the folder (billed as `BILLED`), then is mid-call in its second one until interrupted. Child
+    B's call takes a few turns of the event loop to close, as an HTTP stream's connection does."""
+
+    BILLED = {"CHILD A": 1000, "CHILD B": 2000}
+
+    def __init__(self, responses: list[dict]) -> None:
+        super().__init__(Script(responses=responses))
+        self.mid_call = 0
+
+    async def stream(self, request) -> AsyncIterator:
+        first = json.dumps(request.messages[0])
+        child = next((name for name in self.BILLED if name in first), None)
+        if child is None:
+            async for event in super().stream(request):
+                yield event
+            return
+        if len(request.messages) == 1:
+            ls = {"name": "ls", "input": {"path": "."}, "id": f"toolu_{child[-1]}"}
+            billed = {"input_tokens": self.BILLED[child], "output_tokens": 10}
+            async for event in self._play(request, {"tool_calls": [ls], "usage": billed}):
+                yield event
+            return
+        self.mid_call += 1
+        try:
+            await asyncio.Event().wait()
+        finally:
+            if child == "CHILD B":
+                for _ in range(5):
+                    await asyncio.sleep(0)  # closing the connection
+        yield  # never reached: makes this an async generator
+
+
+async def test_an_interrupt_waits_for_every_child_so_both_childrens_spending_is_counted(tmp_path):
+    """Ctrl+C with two children mid-call: the turn ended when the first child stopped, so the other's
+    usage never reached the session's log, /cost or the status bar (3 of 3 runs in an audit)."""
+    calls = [
+        {"name": "task", "input": {**TASK, "prompt": f"{child}: look"}, "id": f"toolu_{n}"}
+        for n, child in enumerate(ChildrenMidCall.BILLED)
+    ]
+    session = make_session(tmp_path, [])
+    provider = ChildrenMidCall([{"tool_calls": calls, "usage": {"input_tokens": 10, "output_tokens": 5}}])
+    session.provider = session.loop.provider = provider
+    seen_at_the_end: dict = {}
+
+    async def interrupter() -> None:
+        while provider.mid_call < 2:
+            await asyncio.sleep(0)
+        session.interrupt()
+
+    async def on_event(event) -> None:
+        if isinstance(event, TurnFinished):  # what /cost and the log say when the turn has ended
+            billed = [
+                e["usage"]["input_tokens"] for e in _events(session.log.path) if e["type"] == "subagent_usage"
+            ]
+            seen_at_the_end.update(billed=sorted(billed), total=session.totals.usage.input_tokens)
+
+    stopper = asyncio.ensure_future(interrupter())
+    events = await asyncio.wait_for(run(session, "go", on_event), timeout=60)
+    await stopper
+    assert events[-1].stop_reason == "interrupted"
+    assert seen_at_the_end == {"billed": [1000, 2000], "total": 10 + 1000 + 2000}
+    updates = [e for e in events if isinstance(e, UsageUpdate)]
+    assert updates[-1].total.input_tokens == 3010  # the status bar's figure

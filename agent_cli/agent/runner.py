@@ -22,11 +22,12 @@ from agent_cli.agent.parts import SessionParts, SessionSetup, check_mode, offere
 from agent_cli.agent.prompt_commands import custom_turn
 from agent_cli.agent.side_requests import complete_metered, summarize
 from agent_cli.agent.workspace_reads import read_for_reattach, seen_read
+from agent_cli.context.intake import reminder
 from agent_cli.context.model import Summarizer
 from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
 from agent_cli.core.events import ContextStatus, Event, EvictionReport, Notice, TurnFinished
-from agent_cli.core.types import Block, BlockMeta, Message, ModelInfo, Totals, Trust
+from agent_cli.core.types import Message, ModelInfo, Totals
 from agent_cli.extensions.hooks import HookRunner
 from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
@@ -396,10 +397,6 @@ class AgentSession:
             await self.mcp.aclose()
         await self.lifecycle.end(reason)
         self.log.close()
-
-
-def reminder(text: str) -> Block:  # a `<system-reminder>` attachment for the next user message
-    return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag="system-reminder"))
 
 
 def _surface(task: asyncio.Task, emit: Callable[[Event], None]) -> None:

@@ -3,7 +3,8 @@
 A child is a Loop of its own: its own ContextEngine (the parent's context config, so the same budget
 by default), its own log in `<session>/subagents/<child-id>/` (events.jsonl + tool-results/), the
 parent's tools except `task` (or what its definition names), the parent's Permissions object (same
-mode and rules; a permission ask reaches the person through the parent's event stream) and provider.
+mode and rules; a permission ask reaches the person through the parent's event stream; in plan mode
+it reads the parent's plan-mode reminder) and provider.
 The parent gets the final answer and the usage; the child's tool traffic stays in the child's log,
 and its transcript is kept in the parent's store under a ref so `recall` can bring it back.
 """
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Protocol
 from agent_cli.agent.loop import Loop
 from agent_cli.agent.side_requests import summarize
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.intake import reminder
 from agent_cli.context.model import Summarizer
+from agent_cli.context.prompts import load_prompt
 from agent_cli.context.store import DirStore
 from agent_cli.context.tiers.rendering import render_transcript
 from agent_cli.core.events import (
@@ -131,6 +134,8 @@ class Subagents:
             store=store,
             summarizer=_summarizer(host, model_name, log, totals),
         )
+        if host.permissions.mode == "plan":  # restricted as the parent is, and told so as the parent is
+            engine.inject(reminder(load_prompt("plan_mode")))
         loop = host.builder.loop(
             provider=host.provider,
             engine=engine,

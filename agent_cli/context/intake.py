@@ -49,6 +49,11 @@ def source_injections(sources: Sequence[AttachmentSource], compactions: int, now
     return [as_injection(Block.text_block(text, meta)) for text in texts]
 
 
+def reminder(text: str) -> Block:
+    """Our `<system-reminder>` attachment for the next user message (plan mode's, for one)."""
+    return Block.text_block(text, BlockMeta(Trust.SYSTEM, "reminder", tag=DEFAULT_INJECTION_TAG))
+
+
 def as_injection(block: Block) -> Block:
     """A pending attachment as it is merged into the next user message: text wrapped in its tag."""
     if block.type == "text":

@@ -353,3 +353,29 @@ async def test_an_interrupt_waits_for_every_child_so_both_childrens_spending_is_
     assert seen_at_the_end == {"billed": [1000, 2000], "total": 10 + 1000 + 2000}
     updates = [e for e in events if isinstance(e, UsageUpdate)]
     assert updates[-1].total.input_tokens == 3010  # the status bar's figure
+
+
+async def test_a_child_of_a_planning_parent_is_told_it_is_planning(tmp_path):
+    """In plan mode a child was refused every edit without being told why: it must read what the
+    parent reads (prompts/plan_mode.md), and still be refused an edit."""
+    from agent_cli.context.prompts import load_prompt
+
+    task = {"description": "fix", "prompt": "CHILD: fix the typo", "subagent_type": "general-purpose"}
+    (tmp_path / "notes.txt").write_text("teh\n")
+    edit = {"path": "notes.txt", "old_string": "teh", "new_string": "the"}
+    session = make_session(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "task", "input": task}]},
+            {"tool_calls": [{"name": "edit_file", "input": edit}]},
+            {"text": "planned"},
+            {"text": "The plan: fix the typo."},
+        ],
+        mode="plan",
+    )
+    provider = session.provider
+    await run(session, "go")
+    child = [r for r in provider.requests if "CHILD" in json.dumps(r.messages[0])]
+    plan = json.dumps(load_prompt("plan_mode").strip())[1:-1]  # the whole text, as it is sent
+    assert child and plan in json.dumps(child[0].messages[0])
+    assert (tmp_path / "notes.txt").read_text() == "teh\n"

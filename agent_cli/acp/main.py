@@ -6,7 +6,10 @@ passes `screen` before the SDK sees it: a line that is not JSON gets JSON-RPC's 
 JSON that is not a request, notification or response object its invalid-request error (-32600) —
 not an object, an `id` that is no string, number or null, a `method` that is no string, neither a
 method nor a result — with a null id as the spec says (the request's id when it has a valid one),
-and one line on stderr; the SDK would drop some in silence and end the connection on others.
+and one line on stderr; the SDK would drop some in silence and end the connection on others. A
+request without `"jsonrpc": "2.0"` gets the same error with its id; such a notification is dropped
+with a line on stderr (a notification is never answered); a response is passed on (dropping the
+client's answer would leave our request waiting for good).
 `session/cancel` sent as a request (with an id) cancels as the notification does and is answered
 with a null result. SIGTERM and SIGHUP end every turn as a cancel does and close the sessions,
 resumable.
@@ -123,6 +126,14 @@ async def screen(
                 valid_id = "id" in message and _is_id(message["id"])
                 await _refuse(writer, INVALID_REQUEST, why, message["id"] if valid_id else None)
                 continue
+            if "method" in message and (why := _not_version_2(message)):
+                if "id" in message:
+                    await _refuse(writer, INVALID_REQUEST, why, message["id"])
+                else:  # a notification is never answered: dropped, not acted on
+                    logging.getLogger(__name__).warning(
+                        "dropped a %r notification from the client: %s", message["method"][:80], why
+                    )
+                continue
             if message.get("method") == CANCEL and "id" in message:  # a request: cancel, answer null
                 line = json.dumps({k: v for k, v in message.items() if k != "id"}).encode()
                 await _send(writer, {"jsonrpc": "2.0", "id": message["id"], "result": None})
@@ -145,6 +156,14 @@ def _not_a_message(message: dict[str, Any]) -> str:
     if "result" in message or "error" in message:
         return "" if "id" in message else "a response without an id"
     return "neither a method nor a result"
+
+
+def _not_version_2(message: dict[str, Any]) -> str:
+    """Why `message` is not JSON-RPC 2.0 ('' when it says `"jsonrpc": "2.0"`)."""
+    if "jsonrpc" not in message:
+        return 'no "jsonrpc": "2.0" member'
+    version = message["jsonrpc"]
+    return "" if version == "2.0" else f'"jsonrpc" is {json.dumps(version)[:40]}, not "2.0"'
 
 
 async def _refuse(writer: asyncio.StreamWriter, code: int, why: str, request_id: Any = None) -> None:

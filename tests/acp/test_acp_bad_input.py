@@ -84,6 +84,12 @@ async def test_unknown_methods_and_malformed_requests_get_errors_and_the_agent_s
         assert (await raw.refusal())["error"]["code"] == -32600
         await raw.send("5")
         assert (await raw.refusal())["error"]["code"] == -32600
+        # not JSON-RPC 2.0: a request is refused with its id, a notification dropped; no session opens
+        await raw.send(json.dumps({"id": 10, "method": "session/new", "params": {"cwd": str(workspace)}}))
+        assert (await raw.answer(10))["error"]["code"] == -32600
+        await raw.send(
+            json.dumps({"jsonrpc": "1.0", "method": "session/cancel", "params": {"sessionId": "x"}})
+        )
         no_session = await raw.call(
             5, "session/prompt", {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}
         )
@@ -110,6 +116,7 @@ async def test_unknown_methods_and_malformed_requests_get_errors_and_the_agent_s
     said = stderr.read_text().splitlines()
     assert said == [line for line in said if line.startswith("agent acp: ")]  # one line each, no traceback
     assert any("not JSON" in line for line in said) and any("not an object" in line for line in said), said
+    assert any("dropped a 'session/cancel' notification" in line for line in said), said
 
 
 async def test_a_client_that_declares_compaction_gets_compaction_updates(

@@ -78,3 +78,36 @@ async def test_session_cancel_sent_as_a_request_cancels_and_is_answered_null() -
     )
     assert passed == [{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}}]
     assert answered == [{"jsonrpc": "2.0", "id": 7, "result": None}]
+
+
+@pytest.mark.parametrize(
+    ("line", "answered_id"),
+    [
+        ('{"id":1,"method":"initialize","params":{"protocolVersion":1}}', 1),
+        ('{"jsonrpc":"1.0","id":"a","method":"session/new","params":{}}', "a"),
+        ('{"jsonrpc":2.0,"id":3,"method":"session/prompt","params":{}}', 3),
+        ('{"jsonrpc":null,"id":null,"method":"session/new"}', None),
+    ],
+)
+async def test_a_request_that_is_not_json_rpc_2_0_gets_invalid_request(line: str, answered_id: Any) -> None:
+    passed, answered = await screened(line)
+    assert passed == []
+    (error,) = answered
+    assert error["id"] == answered_id and error["error"]["code"] == -32600, error
+    assert "jsonrpc" in error["error"]["data"]
+
+
+async def test_a_notification_that_is_not_json_rpc_2_0_is_dropped_with_a_line_on_stderr(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Not acted on (a cancel the client did not send as JSON-RPC 2.0 cancels nothing) and not
+    answered (a notification never is); the next message still passes."""
+    good = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
+    passed, answered = await screened(
+        '{"method":"session/cancel","params":{"sessionId":"s"}}',
+        '{"jsonrpc":"1.0","method":"session/cancel","params":{"sessionId":"s"}}',
+        good,
+    )
+    assert passed == [json.loads(good)] and answered == []
+    dropped = [r.getMessage() for r in caplog.records if "jsonrpc" in r.getMessage()]
+    assert len(dropped) == 2 and all("session/cancel" in line for line in dropped)

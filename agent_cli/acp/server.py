@@ -144,6 +144,7 @@ class AcpAgent:
             cwd=cwd,
             resume=resume,
             mcp_servers={**self.base.mcp_servers, **extra},
+            mcp_servers_origin="editor",
             permission_modes=ACP_MODES,  # yolo only when the command started in it
         )
         fs = self.capabilities.fs

@@ -44,7 +44,8 @@ class Options:
     the scripted provider from a YAML/JSON file, `demo` the built-in demo script (both offline).
     `mcp_servers` are MCP servers the caller brings, by name, in `.mcp.json`'s shape ({"command",
     "args", "env"} or {"type": "http", "url", "headers"}): used as the person's own (an editor's, over
-    ACP), beside those of their config, whose same names they replace. `permission_modes` are the
+    ACP), beside those of their config, whose same names they replace; `/mcp` says they came from
+    `mcp_servers_origin` ("editor" over ACP). `permission_modes` are the
     modes the session may be switched to besides the one it starts in (None: every mode; `agent
     acp` leaves yolo out unless it starts in it)."""
 
@@ -64,6 +65,7 @@ class Options:
     demo: bool = False
     debug: bool = False
     mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    mcp_servers_origin: str = "caller"
     permission_modes: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -105,11 +107,8 @@ def prepare(options: Options) -> Prepared:
     }
     config = load_config(workspace, overrides)
     if options.mcp_servers:
-        servers = {
-            **config.user_extensions.mcp_servers,
-            **{k: dict(v) for k, v in options.mcp_servers.items()},
-        }
-        config = replace(config, user_extensions=replace(config.user_extensions, mcp_servers=servers))
+        servers = {k: dict(v) for k, v in options.mcp_servers.items()}
+        config = replace(config, caller_mcp_servers=servers, caller_mcp_origin=options.mcp_servers_origin)
     if options.allowed_tools or options.disallowed_tools:
         rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
         config = replace(config, flag_permissions=rules)

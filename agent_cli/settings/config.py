@@ -93,6 +93,8 @@ class Config:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)  # the person's config alone
     web: WebConfig = field(default_factory=WebConfig)  # the person's config alone
     user_extensions: Extensions = field(default_factory=Extensions)
+    caller_mcp_servers: dict[str, Any] = field(default_factory=dict)  # api.Options.mcp_servers: ACP's
+    caller_mcp_origin: str = "caller"  # where /mcp says those came from ("editor" over ACP)
     workspace_extensions: Extensions = field(default_factory=Extensions)
     openai: OpenAISettings = field(default_factory=OpenAISettings)  # `[openai]`: base_url, api_key_env
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # `[models.NAME]`: registry overrides

@@ -3,10 +3,13 @@ AcpAgent driven directly (tests/acp/harness.py `in_process`), against the local 
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
+from acp.schema import McpServerStdio
 
 from agent_cli.api import Options
 from tests.acp.harness import Editor, in_process
@@ -112,3 +115,26 @@ async def test_an_api_error_is_the_prompts_json_rpc_error(
         server.push(text("fine now"))
         again = await agent.prompt(session_id=sid, prompt=[text_block("again")])
         assert again.stop_reason == "end_turn" and "fine now" in editor.text()
+
+
+async def test_mcp_says_the_editors_servers_came_from_the_editor(
+    server: FakeAnthropic, workspace: Path, tmp_path: Path
+) -> None:
+    """`/mcp`'s source column named the person's config file for the servers of `session/new`."""
+    toolbox = [sys.executable, "-m", "tests.mcp_servers.toolbox"]
+    mine = tmp_path / "cfg" / "agent" / "config.toml"
+    mine.parent.mkdir(parents=True)
+    mine.write_text(
+        f"[mcp_servers.mine]\ncommand = {json.dumps(toolbox[0])}\nargs = {json.dumps(toolbox[1:])}\n"
+    )
+    editor = Editor()
+    box = McpServerStdio(name="box", command=toolbox[0], args=toolbox[1:], env=[])
+    async with in_process(editor, Options(), tmp_path / "scratch") as agent:
+        sid = (await agent.new_session(cwd=str(workspace), mcp_servers=[box])).session_id
+        await agent.prompt(session_id=sid, prompt=[text_block("/mcp")])
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[-2].strip()
+        for line in editor.text().splitlines()
+        if line.startswith("| box ") or line.startswith("| mine ")
+    }
+    assert rows == {"box": "editor", "mine": str(mine)}, editor.text()

@@ -67,18 +67,23 @@ def load_servers(
     *,
     trusted: bool,
     user_origin: str = "user config",
+    caller: tuple[str, Mapping[str, Any]] = ("caller", {}),
     env: Mapping[str, str] | None = None,
     child_env: ChildEnv | None = None,
 ) -> Loaded:
-    """Every configured server: the user's config always; `.mcp.json` and the workspace config only
-    in a trusted workspace. A later source overrides an earlier one of the same name (user <
-    .mcp.json < .agent/config.toml), as Claude Code's project scope overrides its user scope."""
+    """Every configured server: the user's config and the `caller`'s (origin, servers: an editor's,
+    over ACP) always; `.mcp.json` and the workspace config only in a trusted workspace. A later source
+    overrides an earlier one of the same name (user < caller < .mcp.json < .agent/config.toml), as
+    Claude Code's project scope overrides its user scope."""
     env = os.environ if env is None else env
     policy = child_env or ChildEnv()
     scrubbed = _Scrubbed(policy.build(env), policy.withheld(env))
     found: dict[str, ServerSpec] = {}
     problems: list[str] = []
-    sources: list[tuple[str, Mapping[str, Any], Mapping[str, str]]] = [(user_origin, user_servers, env)]
+    sources: list[tuple[str, Mapping[str, Any], Mapping[str, str]]] = [
+        (user_origin, user_servers, env),
+        (caller[0], caller[1], env),
+    ]
     if trusted:
         file_servers, problem = read_mcp_json(workspace / MCP_JSON)
         if problem:

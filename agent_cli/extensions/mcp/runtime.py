@@ -218,6 +218,7 @@ def runtime_for(
         config.workspace_extensions.mcp_servers,
         trusted=trusted,
         user_origin=str(config_paths(workspace)[0]),
+        caller=(config.caller_mcp_origin, config.caller_mcp_servers),
         child_env=config.child_env(),
     )
     if not loaded.servers and not loaded.problems:

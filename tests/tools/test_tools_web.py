@@ -392,6 +392,9 @@ WESTERN = "café, naïve, Straße"
         (f"<p>{WESTERN}</p>".encode("utf-8-sig"), "text/html", WESTERN),
         # undeclared UTF-8 is UTF-8, also when the body ends mid-character (the byte limit cut it)
         (f"<p>{WESTERN} – Привет</p>".encode()[:-5], "text/html", f"{WESTERN} – Приве"),
+        # a charset no page can be in (idna refuses to replace; base64 is bytes to bytes) is ignored
+        (WESTERN.encode(), "text/plain; charset=idna", WESTERN),
+        (f"<p>{WESTERN}</p>".encode(), "text/html; charset=base64", WESTERN),
     ],
     ids=[
         "latin1",
@@ -403,6 +406,8 @@ WESTERN = "café, naïve, Straße"
         "utf16-bom",
         "utf8-bom",
         "cut",
+        "idna",
+        "base64",
     ],
 )
 async def test_a_page_reads_with_the_letters_a_browser_shows(web, store, body, content_type, expected):

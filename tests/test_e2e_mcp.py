@@ -3,6 +3,7 @@ server, with real MCP servers (the PyPI `mcp-server-time`, and tests/mcp_servers
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -159,3 +160,39 @@ def test_a_server_that_prints_garbage_is_one_line_not_the_sdks_traceback(workspa
     (line,) = out.stderr.splitlines()
     assert line.startswith("agent: mcp server 'noisy' failed: timed out connecting after 1 s"), line
     assert line.endswith(("(config mcp_connect_timeout)", "from server: 'garbage')")), line
+
+
+def test_an_image_an_mcp_tool_returns_reaches_the_model_as_an_image_and_stays_on_resume(
+    workspace, fake_anthropic
+):
+    box = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_servers.toolbox"],
+        "env": {"PYTHONPATH": str(REPO)},
+    }
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"box": box}}))
+    fake_anthropic.push(tool_call("mcp__box__picture", {}), text("A red picture."))
+    out = agent(workspace, fake_anthropic, "-p", "show me the picture", "--trust-workspace")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "A red picture."
+
+    def image_result(request: dict) -> list:
+        [result] = [
+            block
+            for message in request["messages"]
+            if isinstance(message["content"], list)
+            for block in message["content"]
+            if block.get("type") == "tool_result"
+        ]
+        return result["content"]
+
+    caption, image = image_result(fake_anthropic.requests[1])
+    assert caption["type"] == "text" and "a caption" in caption["text"]
+    assert "[image from mcp server 'box': PNG, 40x30, ≈2 tokens]" in caption["text"]
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert base64.b64decode(image["source"]["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+
+    fake_anthropic.push(text("Still red."))  # the session log keeps the image: a resume sends it again
+    again = agent(workspace, fake_anthropic, "-p", "and now?", "--continue", "--trust-workspace")
+    assert again.returncode == 0, again.stderr
+    assert image_result(fake_anthropic.requests[2]) == [caption, image]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from agent_cli.llm.models import ModelFit, ModelRegistry
     from agent_cli.session.log import EventLog
     from agent_cli.tools.permissions import Permissions
+    from agent_cli.tools.registry import ToolRegistry
 
 Emit = Callable[[Event], None]
 
@@ -51,6 +52,7 @@ class CommandHost(AgentBackend, Protocol):
     totals: Totals
     mcp: McpRuntime | None
     skills: SessionSkills | None
+    tools: ToolRegistry
 
     def schedule_memory(self, emit: Emit, force: bool = False) -> asyncio.Task | None: ...
 
@@ -345,7 +347,7 @@ async def _rewind(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
 async def _mcp(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     from agent_cli.extensions.mcp.command import mcp_command
 
-    return await mcp_command(session.mcp, arg, session.engine.counter, session.workspace)
+    return await mcp_command(session.mcp, arg, session.tools, session.engine.counter, session.workspace)
 
 
 async def _skills(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

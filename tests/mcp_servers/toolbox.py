@@ -1,5 +1,6 @@
 """A small MCP server for tests, on the SDK's MCPServer: an error, a 5 MB result, an image and a
-resource link, a tool that kills the server mid-call, one that never answers, one that writes.
+resource link (the image a real PNG, a large one, an SVG, bad base64, or two), a tool that kills the
+server mid-call, one that never answers, one that writes.
 
     python -m tests.mcp_servers.toolbox                    # stdio
     python -m tests.mcp_servers.toolbox --http PORT        # streamable HTTP on 127.0.0.1:PORT/mcp
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import io
 import os
 import sys
 from pathlib import Path
@@ -21,7 +23,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, ResourceLink, TextContent, ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 92).decode()  # 100 bytes
 
 server = MCPServer("toolbox")
 
@@ -45,12 +46,31 @@ def big(megabytes: int = 5) -> str:
     return "BIG-START\n" + line * (megabytes * 10_000) + "BIG-END"
 
 
+def png(width: int, height: int) -> str:
+    """A PNG of that size, base64: red, with a blue square in the top left corner."""
+    from PIL import Image
+
+    image = Image.new("RGB", (width, height), "red")
+    image.paste((0, 0, 255), (0, 0, width // 4, height // 4))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return base64.b64encode(out.getvalue()).decode()
+
+
 @server.tool(annotations=READ_ONLY)
-def picture() -> list[TextContent | ImageContent | ResourceLink]:
-    """A caption, an image and a link."""
+def picture(kind: str = "png") -> list[TextContent | ImageContent | ResourceLink]:
+    """A caption, an image and a link. kind: png (40x30), large (3200x2400), svg, broken (bad base64),
+    two (two PNGs)."""
+    images = {
+        "png": [ImageContent(data=png(40, 30), mime_type="image/png")],
+        "large": [ImageContent(data=png(3200, 2400), mime_type="image/png")],
+        "svg": [ImageContent(data=base64.b64encode(b"<svg/>").decode(), mime_type="image/svg+xml")],
+        "broken": [ImageContent(data="not base64!", mime_type="image/png")],
+        "two": [ImageContent(data=png(40, 30), mime_type="image/png")] * 2,
+    }[kind]
     return [
         TextContent(text="a caption"),
-        ImageContent(data=PNG, mime_type="image/png"),
+        *images,
         ResourceLink(uri="file:///tmp/report.pdf", name="report"),
     ]
 

@@ -369,3 +369,49 @@ async def test_utf16_text_with_its_nul_bytes_is_still_text(web, store):
     web.page("/wide", "wide text".encode("utf-16"), "text/plain; charset=utf-16")
     result = await _tool().run({"url": web.url("/wide")}, _ctx(store))
     assert not result.is_error and "wide text" in result.output, result.output
+
+
+# -- encodings: as a browser picks them (a declared charset, a BOM, a <meta>; else UTF-8, else windows-1252)
+
+WESTERN = "café, naïve, Straße"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        # no declaration, not UTF-8: a browser reads windows-1252 (charset-normalizer guessed cp1250: "naďve")
+        (f"<html><body><p>{WESTERN}</p></body></html>".encode("latin-1"), "text/html", WESTERN),
+        (f"<!doctype html><p>{WESTERN}</p>".encode("cp1252"), "", WESTERN),
+        (f"{WESTERN}, a note".encode("latin-1"), "text/plain", WESTERN),
+        # "iso-8859-1" means windows-1252: 0x93/0x94 are curly quotes, not control characters
+        (b"<p>\x93quoted\x94 caf\xe9</p>", "text/html; charset=iso-8859-1", "\u201cquoted\u201d café"),
+        # a declaration still wins: <meta>, the header, a BOM
+        ('<meta charset="windows-1251"><p>Привет</p>'.encode("cp1251"), "text/html", "Привет"),
+        ("<p>Привет</p>".encode("koi8-r"), "text/html; charset=koi8-r", "Привет"),
+        (f"<p>{WESTERN}</p>".encode("utf-16"), "text/html", WESTERN),
+        (f"<p>{WESTERN}</p>".encode("utf-8-sig"), "text/html", WESTERN),
+        # undeclared UTF-8 is UTF-8, also when the body ends mid-character (the byte limit cut it)
+        (f"<p>{WESTERN} – Привет</p>".encode()[:-5], "text/html", f"{WESTERN} – Приве"),
+        # a charset no page can be in (idna refuses to replace; base64 is bytes to bytes) is ignored
+        (WESTERN.encode(), "text/plain; charset=idna", WESTERN),
+        (f"<p>{WESTERN}</p>".encode(), "text/html; charset=base64", WESTERN),
+    ],
+    ids=[
+        "latin1",
+        "latin1-sniffed",
+        "latin1-text",
+        "iso-8859-1",
+        "meta",
+        "header",
+        "utf16-bom",
+        "utf8-bom",
+        "cut",
+        "idna",
+        "base64",
+    ],
+)
+async def test_a_page_reads_with_the_letters_a_browser_shows(web, store, body, content_type, expected):
+    web.page("/enc", body, content_type)
+    result = await _tool().run({"url": web.url("/enc")}, _ctx(store))
+    assert not result.is_error and expected in result.output, result.output
+    assert "\ufffd" not in result.output and "\x93" not in result.output

@@ -11,8 +11,8 @@ the small `mcp_search` tool is offered instead (search.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -24,7 +24,7 @@ from agent_cli.extensions.mcp.search import NAME as SEARCH_NAME
 from agent_cli.extensions.mcp.search import McpSearchTool
 from agent_cli.extensions.mcp.tool import McpTool, ToolInfo, tool_name
 from agent_cli.settings.config import Config, config_paths
-from agent_cli.tools.base import schema
+from agent_cli.tools.base import Tool, schema
 from agent_cli.tools.registry import ToolRegistry
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
@@ -40,6 +40,16 @@ class McpSettings:
     call_timeout: float = 120.0  # per tool call
     defer_fraction: float = 0.10  # MCP schemas above this share of the budget are loaded on demand
     child_env: ChildEnv = ChildEnv()  # what a stdio server sees of the environment, besides its `env`
+
+
+@dataclass(frozen=True)
+class NotOffered:
+    """A server's tool the model is not offered: its name (`mcp__server__tool`) is another tool's."""
+
+    server: str
+    tool: str  # the server's name for it
+    name: str  # the name it would have had
+    taken_by: str  # whose the name is: "mcp server 'a'", or "the agent's own tools"
 
 
 class McpRuntime:
@@ -126,9 +136,11 @@ class McpRuntime:
         finally:
             self._reconnecting.discard(name)
 
-    def rows(self, counter: TokenCounter) -> list[tuple[str, str, str, int, int]]:
-        """The session's servers as they are now (no probe): the rows of `agent mcp list`."""
-        return server_rows(self.manager.statuses(), counter)
+    def offered(self, registry: ToolRegistry) -> tuple[list[ServerStatus], list[NotOffered]]:
+        """The session's servers as they are now (no probe), each with only the tools the model is
+        offered (or is from the next turn, for a server that connected or changed since the last),
+        and the tools left out because another tool has their name."""
+        return split_offered(self.manager.statuses(), registry, self._synced)
 
     async def aclose(self) -> None:
         await self.manager.aclose()
@@ -147,9 +159,13 @@ class McpRuntime:
         defer = total > self.settings.defer_fraction * budget
         if defer and SEARCH_NAME not in registry:
             registry.add([McpSearchTool(registry)])
-        taken = registry.add(tools, deferred=defer)
-        for name in taken:
-            self._say(f"mcp tool {name} is not offered: another tool has that name", "warning")
+        registry.add(tools, deferred=defer)
+        for left in split_offered(fresh, registry, {})[1]:
+            self._say(
+                f"mcp server {left.server!r}: its tool {left.tool!r} is not offered, the name {left.name} "
+                f"is taken by {left.taken_by}",
+                "warning",
+            )
         for status in fresh:
             self._synced[status.name] = status.tools
             if status.name in changed:
@@ -182,6 +198,42 @@ class McpRuntime:
 
 def schema_tokens(tools: Iterable[McpTool], counter: TokenCounter) -> int:
     return counter.scale(counter.raw_tools([schema(t) for t in tools]))
+
+
+def split_offered(
+    statuses: Iterable[ServerStatus], registry: ToolRegistry, synced: Mapping[str, tuple[ToolInfo, ...]]
+) -> tuple[list[ServerStatus], list[NotOffered]]:
+    """Each status with only its tools the model is offered, and those left out, their name taken.
+    A tool is offered when the registry holds it; a connected server's tools not yet added (`synced`
+    holds each server's tools as last added) will be, in this order, but for a name already held."""
+    claimed: dict[str, str] = {}  # a name -> whose it will be, among tools not yet added
+    kept: list[ServerStatus] = []
+    left: list[NotOffered] = []
+    for status in statuses:
+        connected = status.state == "connected"
+        pending = connected and synced.get(status.name) != status.tools
+        offered: list[ToolInfo] = []
+        for info in status.tools:
+            name = tool_name(status.name, info.name)
+            holder = registry.get(name)
+            if isinstance(holder, McpTool) and (holder.server, holder.remote_name) == (
+                status.name,
+                info.name,
+            ):
+                offered.append(info)
+            elif holder is not None:
+                left.append(NotOffered(status.name, info.name, name, _whose(holder)))
+            elif pending and name not in claimed:
+                claimed[name] = f"mcp server {status.name!r}"
+                offered.append(info)
+            elif connected:  # another pending tool claims it, or it was taken when its server was added
+                left.append(NotOffered(status.name, info.name, name, claimed.get(name, "another tool")))
+        kept.append(replace(status, tools=tuple(offered)))
+    return kept, left
+
+
+def _whose(tool: Tool) -> str:
+    return f"mcp server {tool.server!r}" if isinstance(tool, McpTool) else "the agent's own tools"
 
 
 def server_rows(

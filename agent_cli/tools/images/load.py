@@ -80,6 +80,17 @@ def load_image(path: Path, shown: str | None = None) -> LoadedImage:
         raise ToolError(f"{shown}: permission denied") from exc
     except OSError as exc:
         raise ToolError(f"{shown}: cannot read ({exc.strerror or exc})") from exc
+    return image_from_bytes(raw, shown)
+
+
+def image_from_bytes(raw: bytes, shown: str) -> LoadedImage:
+    """An image's bytes (an MCP server's, say), within the API's limits. ToolError (one line) when
+    they cannot be: not an image we send, corrupt, or too large."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise ToolError(
+            f"{shown}: image too large ({len(raw) / 1e6:.1f} MB; the limit is "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MB)"
+        )
     media_type = sniff_media_type(raw[:16])
     if media_type is None:
         raise ToolError(f"{shown}: not a PNG, JPEG, GIF or WebP image")

@@ -9,7 +9,8 @@ page stays, in order. Size is not the converter's job here: a large page is offl
 gets a preview and a ref, and greps the rest with `recall`), or, with a `prompt`, the summarizer
 reads it. What never carries content is removed first: `<script>`, `<style>`, `<noscript>`,
 `<template>`, `<svg>`, `<iframe>`, `<head>` (the title is kept apart). Markdown's escapes of `_` and
-`*` are off, so `snake_case` names stay greppable.
+`*` are off, so `snake_case` names stay greppable. BeautifulSoup is handed text, not bytes: the
+encoding is the one a browser would pick (charset.py), never its statistical guess.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+
+from agent_cli.tools.web.charset import decode_page
 
 DROPPED_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head", "canvas", "object")
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -36,7 +39,7 @@ def page_text(body: bytes, media: str, charset: str) -> Text:
         not media and body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
     ):
         return html_to_markdown(body, charset)
-    text = decode(body, charset)
+    text = decode_page(body, charset, html=False)
     if media == "application/json" or media.endswith("+json"):
         try:
             text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
@@ -45,26 +48,11 @@ def page_text(body: bytes, media: str, charset: str) -> Text:
     return Text(text)
 
 
-def decode(body: bytes, charset: str) -> str:
-    if charset:
-        try:
-            return body.decode(charset, errors="replace")
-        except LookupError:
-            pass
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        from charset_normalizer import from_bytes
-
-        best = from_bytes(body[:1_000_000]).best()
-        return body.decode(best.encoding if best else "utf-8", errors="replace")
-
-
 def html_to_markdown(body: bytes, charset: str = "") -> Text:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
-    soup = BeautifulSoup(body, "html.parser", from_encoding=charset or None)
+    soup = BeautifulSoup(decode_page(body, charset), "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     for tag in soup(list(DROPPED_TAGS)):
         tag.decompose()

@@ -50,12 +50,52 @@ async def test_mcp_lists_the_sessions_servers_with_state_tools_tokens_and_origin
         "state": "failed: command not found: no-such-mcp-server-xyz",
         "tools": 0,
         "schema_tokens": 0,
+        "not_offered": [],
     }
     assert "| box | connected | 7 |" in result.text
     assert (
         "| ghost | failed: command not found: no-such-mcp-server-xyz | 0 | 0 | /etc/ghost.json |"
         in result.text
     )
+
+
+async def test_mcp_counts_only_the_tools_offered_and_names_those_whose_name_was_taken(workspace):
+    # "my.box" and "my_box" both name their tools mcp__my_box__*: the first server's are offered
+    hello = {"tool_calls": [{"name": "mcp__my_box__echo", "input": {"text": "hi"}, "id": "toolu_1"}]}
+    session = _session(workspace, [toolbox_spec("my.box"), toolbox_spec("my_box")], [hello, {"text": "ok"}])
+    try:
+        before = await _command(session, "/mcp")  # before the first turn: what it will offer
+        events = await run(session, "hello")
+        after = await _command(session, "/mcp")
+    finally:
+        await session.aclose()
+    offered = [t["name"] for t in session.provider.requests[0].tools if t["name"].startswith("mcp__")]
+    assert len(offered) == 7
+    assert "echo: hi" in session.provider.requests[-1].messages[-1]["content"][0]["content"]
+    for result in (before, after):
+        rows = {row["name"]: row for row in result.data["servers"]}
+        assert rows["my.box"]["tools"] == 7
+        assert rows["my_box"]["tools"] == 0 and rows["my_box"]["schema_tokens"] == 0
+        assert rows["my.box"]["not_offered"] == []
+        assert {t["tool"] for t in rows["my_box"]["not_offered"]} == {
+            "echo",
+            "fail",
+            "big",
+            "picture",
+            "crash",
+            "hang",
+            "write_note",
+        }
+        assert "| my_box | connected | 0 | 0 |" in result.text
+        assert (
+            "- my_box: 7 not offered, their names taken by mcp server 'my.box': "
+            "echo, fail, big, picture, crash, hang, write_note"
+        ) in result.text
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert (
+        "mcp server 'my_box': its tool 'echo' is not offered, the name mcp__my_box__echo is taken by "
+        "mcp server 'my.box'"
+    ) in notices
 
 
 async def test_mcp_without_servers_says_where_they_are_configured(workspace):

@@ -3,8 +3,13 @@ do not exist or die at once. Every failure is a clear status or error, never a h
 
 from __future__ import annotations
 
+import base64
+import io
 import sys
 
+from PIL import Image
+
+from agent_cli.core.images import MAX_PIXELS
 from agent_cli.extensions.mcp.config import ServerSpec
 from agent_cli.extensions.mcp.manager import McpManager
 from agent_cli.extensions.mcp.tool import MAX_RESULT_CHARS, McpTool
@@ -42,11 +47,49 @@ async def test_toolbox_tools_and_results_as_the_model_reads_them(tmp_path):
         assert big.output.startswith("BIG-START") and big.output.endswith("BIG-END")
 
         picture = (await _tool(manager, "box", "picture").run({}, ctx)).output
-        assert "a caption" in picture and "[image: image/png, 100 bytes]" in picture
+        assert "a caption" in picture and "[image from mcp server 'box': PNG, 40x30, ≈2 tokens]" in picture
         assert "file:///tmp/report.pdf" in picture
     finally:
         await manager.aclose()
     assert [c.state for c in changes] == ["connected"]  # stopping on purpose is not reported
+
+
+async def test_an_image_a_tool_returns_is_sent_as_an_image_or_one_clear_line(tmp_path):
+    manager = McpManager([toolbox_spec()], workspace=tmp_path)
+    try:
+        await manager.wait(60)
+        picture = _tool(manager, "box", "picture")
+        ctx = ToolContext(tmp_path)
+        results = {
+            kind: await picture.run({"kind": kind}, ctx) for kind in ("png", "large", "svg", "broken", "two")
+        }
+    finally:
+        await manager.aclose()
+    png = results["png"]
+    assert png.image is not None and png.image.media_type == "image/png"
+    assert Image.open(io.BytesIO(base64.b64decode(png.image.data))).size == (40, 30)
+    assert png.meta["image"] == [40, 30]
+
+    large = results["large"]  # scaled to the API's limits, as read_file scales a large file
+    assert large.image is not None
+    width, height = Image.open(io.BytesIO(base64.b64decode(large.image.data))).size
+    assert width * height <= MAX_PIXELS and abs(width / height - 4 / 3) < 0.01
+    assert f"PNG, {width}x{height}, scaled down from 3200x2400" in large.output
+
+    for kind, why in [
+        (
+            "svg",
+            "[image from mcp server 'box': not a PNG, JPEG, GIF or WebP image (image/svg+xml, 6 bytes); not attached]",
+        ),
+        ("broken", "[image from mcp server 'box': image/png; not attached: its data is not valid base64]"),
+    ]:
+        result = results[kind]
+        assert result.image is None and not result.is_error
+        assert why in result.output and "a caption" in result.output, result.output
+
+    two = results["two"]  # a tool result carries one image: the first is sent, the second said
+    assert two.image is not None and "PNG, 40x30" in two.output
+    assert "image/png, " in two.output and "not attached: a result carries one image" in two.output
 
 
 async def test_a_server_that_exits_mid_call_gives_an_error_and_is_reported_once(tmp_path):

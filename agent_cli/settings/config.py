@@ -82,6 +82,9 @@ class Config:
     base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default (the anthropic provider)
     debug: bool = False  # check the invariants after every transformation at run time
     trust_workspace: bool = False  # --trust-workspace (the flag only): use the workspace's code files
+    subfolder_memory: bool = (
+        True  # a folder's memory files with the first read there (settings/folder_memory.py)
+    )
     mcp_startup_wait: float = 5.0  # seconds the first turn waits for MCP servers still connecting
     mcp_connect_timeout: float = 30.0  # an MCP server not ready by then has failed
     mcp_call_timeout: float = 120.0  # seconds per MCP tool call

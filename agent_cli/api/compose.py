@@ -342,8 +342,11 @@ def make_provider(config: Config) -> Provider:
         )
     from agent_cli.llm.anthropic import AnthropicProvider
 
+    claude = config.claude  # the endpoint and key of ~/.claude/settings.json, when nothing above names one
     return AnthropicProvider(
-        base_url=config.base_url or None,
+        api_key=claude.api_key or None,
+        auth_token=claude.auth_token or None,
+        base_url=config.base_url or claude.base_url or None,
         idle_timeout=config.stream_idle_timeout,
         registry=registry(config.models),
     )

@@ -34,6 +34,7 @@ from agent_cli.core.types import Message, ToolCall
 from agent_cli.settings.memory_files import (
     Judge,
     folders_below,
+    has_memory_files,
     project_memory_paths,
     read_folder_memory,
 )
@@ -62,9 +63,12 @@ class FolderMemory:
         path = result.meta.get("path")
         if call.name != READ_TOOL or result.is_error or not isinstance(path, str):
             return None
+        folders = [f for f in folders_below(self.root, Path(path)) if has_memory_files(f)]
+        if not folders:  # most reads: nothing to look for in the view
+            return None
         given, seen = self._given(), set(self.seen)
         texts: list[tuple[Path, str]] = []
-        for folder in folders_below(self.root, Path(path)):
+        for folder in folders:
             if folder not in given and (text := read_folder_memory(self.root, folder, self.judge, seen)):
                 texts.append((folder, text))
         if not texts:
@@ -78,15 +82,17 @@ class FolderMemory:
     def _given(self) -> set[Path]:
         """The folders whose files the context holds: shown in a read's result in the view (whole,
         or after a large read's preview), or given with a call whose result is not in it yet."""
-        uses: set[str] = set()
-        answered: set[str] = set()
+        uses: set[str] = set()  # of the calls still running: those whose call is in view...
+        answered: set[str] = set()  # ...and whose result is too
         shown: set[Path] = set()
         for message in self.view():
-            if message.role == "assistant":
-                uses.update(block.id for block in message.tool_uses())
-                continue
-            for block in message.tool_results():
-                answered.add(block.tool_use_id)
+            for block in message.blocks:
+                if block.type == "tool_use" and block.id in self._running:
+                    uses.add(block.id)
+                elif block.type != "tool_result":
+                    continue
+                elif block.tool_use_id in self._running:
+                    answered.add(block.tool_use_id)
                 if block.meta.tag == FOLDER_CONTEXT_TAG and (found := _GIVEN.findall(block.text)):
                     shown |= self._covered(self.root / html.unescape(found[-1]))
         self._running = {k: v for k, v in self._running.items() if k in uses and k not in answered}

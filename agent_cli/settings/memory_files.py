@@ -111,6 +111,11 @@ def read_folder_memory(
     return "\n\n".join(reader.parts)
 
 
+def has_memory_files(folder: Path) -> bool:
+    """Whether `folder` holds a memory file (`PROJECT_NAMES`) to read, or to say why it is not read."""
+    return any((folder / name).is_file() for name in PROJECT_NAMES)
+
+
 def folders_below(workspace: Path, path: Path) -> list[Path]:
     """The folders from just below `workspace` (resolved) down to the one holding `path`, as they
     really are (links followed): none for a file in the workspace itself or outside it."""

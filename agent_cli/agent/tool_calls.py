@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 Emit = Callable[[Event], None]
 SETTLE_SECONDS = 5.0  # on an interrupt, how long the calls of a batch get to end (a sub-agent its spending)
+# what the composition root adds to a result after the tool ran (a folder's memory files after a read):
+# (its tag, core/tags.py RESULT_PART_TAGS; the element) or None
+ResultPart = Callable[[ToolCall, ToolResult], "tuple[str, str] | None"]
 
 
 class ToolCalls:
@@ -63,6 +66,7 @@ class ToolCalls:
         self.first_change = first_change
         self.hook_stop: str | None = None  # a hook's `continue: false` during this prompt's tools
         self.metas: list[tuple[str, dict]] = []
+        self.result_parts: list[ResultPart] = []  # installed by the composition root (api/compose.py)
 
     def batch(self, pending: list[Block]) -> list[Block]:
         """The next calls to run: a run of consecutive concurrency-safe calls (several `task` calls)
@@ -130,7 +134,7 @@ class ToolCalls:
                 call, target, meta, emit, f"a hook stopped the turn ({self.hook_stop})", before
             )
         started = time.monotonic()  # after the person answered: the duration is the tool's own
-        after = ""
+        after, added = "", []
         if denied:
             result = ToolResult(denied, is_error=True)
         else:
@@ -142,8 +146,9 @@ class ToolCalls:
             hooked_after = await self.hooks.post_tool_use(call, result, emit)
             self.hook_stop = self.hook_stop or hooked_after.stop
             after = hooked_after.feedback
-        # tagged, so the engine knows the hooks' part is ours (context/offload.py)
-        output, tag = with_hook_parts(result.output, "\n".join(before), after)
+            added = [part for add in self.result_parts if (part := add(call, result))]
+        # tagged, so the engine knows the program's parts are ours (context/offload.py)
+        output, tag = with_hook_parts(result.output, "\n".join(before), after, added)
         result, meta = replace(result, output=output), replace(meta, tag=tag)
         duration = time.monotonic() - started
         emit(ToolFinished(call, target, result.output, result.is_error, duration, result.display))

@@ -32,6 +32,7 @@ from agent_cli.llm.models import registry
 from agent_cli.session.log import SessionStore
 from agent_cli.session.seal import SessionSeal
 from agent_cli.settings.files import load_all_settings
+from agent_cli.settings.folder_memory import FolderMemory
 from agent_cli.settings.memory_files import read_user_context, user_memory_paths
 from agent_cli.settings.permission_sources import gather_rules
 from agent_cli.tools.base import OutputLimits, Tool
@@ -252,7 +253,7 @@ class Builder:
         totals: Totals,
         hooks: HookRunner,
     ) -> Loop:
-        return Loop(
+        loop = Loop(
             provider=provider,
             engine=engine,
             tools=tools,
@@ -267,6 +268,11 @@ class Builder:
             debug=self.config.debug,
             hooks=hooks,
         )
+        if self.config.subfolder_memory:  # a folder's memory files with the first read there
+            template = load_prompt("folder_memory")
+            memory = FolderMemory(self.workspace, self._refusal(tools), template, lambda: engine.messages)
+            loop.calls.result_parts.append(memory)
+        return loop
 
     def memory(self, session_dir: Path, summarizer: Summarizer, engine: ContextEngine) -> SessionMemory:
         return open_memory(session_dir, self.workspace, summarizer, self.config.context, engine)
@@ -336,8 +342,11 @@ def make_provider(config: Config) -> Provider:
         )
     from agent_cli.llm.anthropic import AnthropicProvider
 
+    claude = config.claude  # the endpoint and key of ~/.claude/settings.json, when nothing above names one
     return AnthropicProvider(
-        base_url=config.base_url or None,
+        api_key=claude.api_key or None,
+        auth_token=claude.auth_token or None,
+        base_url=config.base_url or claude.base_url or None,
         idle_timeout=config.stream_idle_timeout,
         registry=registry(config.models),
     )

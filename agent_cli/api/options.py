@@ -139,4 +139,6 @@ def has_key(config: Config) -> bool:
     """Whether the provider has what it needs to be asked (the Anthropic API wants a key or a token)."""
     if config.provider != "anthropic":
         return True
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    claude = config.claude  # the key of ~/.claude/settings.json's env (settings/claude_user.py)
+    keys = (os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    return any((*keys, claude.api_key, claude.auth_token))

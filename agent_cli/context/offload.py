@@ -25,20 +25,22 @@ from agent_cli.core.persisted import (  # noqa: F401 - re-exported: the T0 vocab
     PERSISTED_TAG,
     count_lines,
     is_persisted,
+    persisted_element,
     persisted_text,
     preview,
 )
 from agent_cli.core.tags import (
+    FOLDER_CONTEXT_TAG,
     HOOK_FEEDBACK_TAG,
-    HOOK_TAGS,
     PRE_HOOK_TAG,
     element,
     escape_tags,
     has_program_tag,
+    split_result_parts,
 )
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
 
-USER_CONTEXT_TAG = "user-context"
+USER_CONTEXT_TAG = FOLDER_CONTEXT_TAG  # the memory files, the workspace's and a folder's
 ENV_TAG = "env"
 
 
@@ -79,7 +81,7 @@ def offload_results(
             return
         originals[ref] = original
         refs.append(ref)
-        text = persisted_text(ref, original, str(path) if path else None, config.preview_chars)
+        text = _persisted(ref, original, parts(block), str(path) if path else None, config.preview_chars)
         blocks[j] = replace(block, text=text, meta=replace(block.meta, ref=ref))
 
     candidates = [
@@ -88,7 +90,8 @@ def offload_results(
         if b.type == "tool_result" and b.text and not is_persisted(b.text) and b.meta.tag != RESTORED_TAG
     ]  # a read brought back (restore.py) was cut to T0's limit there already
     for j in candidates:
-        if len(blocks[j].text) > config.offload_result_chars or (fits is not None and not fits(blocks[j])):
+        own = len(blocks[j].text) - len(parts(blocks[j]))
+        if own > config.offload_result_chars or (fits is not None and not fits(blocks[j])):
             offload(j, safe_ref(blocks[j].tool_use_id))
     while _results_chars(blocks) > config.offload_turn_chars:
         left = [
@@ -122,6 +125,21 @@ def offload_results(
         originals=originals,
     )
     return new, compaction
+
+
+def parts(block: Block) -> str:
+    """The program's parts a tool result ends with (a folder's memory files, hooks' words), "" when none."""
+    return split_result_parts(block.text, block.meta.tag)[1] if block.type == "tool_result" else ""
+
+
+def _persisted(ref: str, original: str, ours: str, path: str | None, preview_chars: int) -> str:
+    """What stays in view of a result kept whole under `ref`: a preview of the tool's own text, then
+    the program's parts (`ours`) as they are — what a folder's memory files or a hook said is read
+    now, not found in a preview's gap. The store keeps it all: `recall` gives the parts back too."""
+    if not (ours and original.endswith(ours)):
+        return persisted_text(ref, original, path, preview_chars)
+    own = preview(original[: -len(ours)], preview_chars)
+    return persisted_element(ref, own, chars=len(original), lines=count_lines(original), path=path) + ours
 
 
 def fits_in(room: int, count: Callable[[str], int]) -> Callable[[Block], bool]:
@@ -216,10 +234,8 @@ def neutral_results(message: Message) -> Message:
 
 def _neutral_result_text(block: Block) -> str:
     text, ours = split_restored(block)
-    if block.meta.tag in HOOK_TAGS:  # the tag names the first of the hook parts, which end the text
-        cut = text.rfind(f"\n\n<{block.meta.tag}>\n")
-        if cut >= 0:
-            text, ours = text[:cut], text[cut:]
+    if not ours:  # the tag names the first of the program's parts (a folder's memory, hooks'), which end it
+        text, ours = split_result_parts(text, block.meta.tag)
     opening = f'<{PERSISTED_TAG} ref="{block.meta.ref}"'
     end = text.find(f"</{PERSISTED_TAG}>") if block.meta.ref and text.startswith(opening) else -1
     if end >= 0:
@@ -234,14 +250,17 @@ def hook_feedback(output: str, feedback: str) -> str:
     return f"{output}\n\n{element(HOOK_FEEDBACK_TAG, feedback.strip())}"
 
 
-def with_hook_parts(output: str, before: str, after: str) -> tuple[str, str]:
-    """(a tool's output with what PreToolUse hooks said `before` it ran and PostToolUse hooks said
+def with_hook_parts(
+    output: str, before: str, after: str, added: Sequence[tuple[str, str]] = ()
+) -> tuple[str, str]:
+    """(a tool's output with the program's parts after it — `added` (tag, element) first, such as a
+    folder's memory files, then what PreToolUse hooks said `before` it ran and PostToolUse hooks said
     `after`, each in its element; the result block's tag: the first part's, or "" when none)."""
-    parts = [(tag, text.strip()) for tag, text in ((PRE_HOOK_TAG, before), (HOOK_FEEDBACK_TAG, after))]
-    parts = [(tag, text) for tag, text in parts if text]
+    hooks = [(tag, text.strip()) for tag, text in ((PRE_HOOK_TAG, before), (HOOK_FEEDBACK_TAG, after))]
+    parts = [*added, *((tag, element(tag, text)) for tag, text in hooks if text)]
     if not parts:
         return output, ""
-    return "\n\n".join([output, *(element(tag, text) for tag, text in parts)]), parts[0][0]
+    return "\n\n".join([output, *(part for _, part in parts)]), parts[0][0]
 
 
 def context_blocks(user_context: str, environment: str, now: float) -> list[Block]:
@@ -257,8 +276,9 @@ def context_blocks(user_context: str, environment: str, now: float) -> list[Bloc
 
 
 def category(block: Block) -> str:
-    """The /context breakdown's name for what a block of the view is."""
-    if block.meta.tag in (USER_CONTEXT_TAG, ENV_TAG):
+    """The /context breakdown's name for what a block of the view is (a read's result with a
+    folder's memory files after it is a tool result)."""
+    if block.meta.tag in (USER_CONTEXT_TAG, ENV_TAG) and block.type != "tool_result":
         return "user_context"
     if is_summary(block) or block.meta.source == "memory":
         return "summaries"

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from agent_cli.context.tiers.selection import is_compacted_result
-from agent_cli.core.tags import escape_tags
+from agent_cli.core.tags import escape_tags, split_result_parts
 from agent_cli.core.types import Message
 
 READ_TOOLS = frozenset({"read_file", "Read"})
@@ -37,6 +37,7 @@ def visible_read(view: Sequence[Message], same_path: Callable[[str], bool], outp
             if is_compacted_result(block) or block.meta.ref:  # cleared or offloaded: not in view whole
                 continue
             path = use.input.get("path") or use.input.get("file_path")
-            if isinstance(path, str) and same_path(path) and digest(block.text) == wanted:
+            own = split_result_parts(block.text, block.meta.tag)[0]  # not a folder's memory after it
+            if isinstance(path, str) and same_path(path) and digest(own) == wanted:
                 return block.tool_use_id
     return None

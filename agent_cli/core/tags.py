@@ -47,6 +47,10 @@ ESCAPED_LT = "&lt;"
 HOOK_FEEDBACK_TAG = "post-tool-use-hook"  # a PostToolUse hook's feedback after a tool's output
 PRE_HOOK_TAG = "pre-tool-use-hook"  # a PreToolUse hook's context (and input change) after it
 HOOK_TAGS = (PRE_HOOK_TAG, HOOK_FEEDBACK_TAG)  # in the order they follow a tool's output
+FOLDER_CONTEXT_TAG = "user-context"  # a folder's memory files, after the read that reached the folder
+# The program's own parts a tool's result may end with, in the order they come; the result block's
+# `BlockMeta.tag` names the first of them, and everything from its opening on is the program's.
+RESULT_PART_TAGS = (FOLDER_CONTEXT_TAG, *HOOK_TAGS)
 _NAMES = "|".join(re.escape(t) for t in sorted(PROGRAM_TAGS, key=len, reverse=True))
 # `<`, optional blanks and `/`, one of our names, then anything that cannot continue a tag name
 _OURS = re.compile(rf"<(?=\s*/?\s*(?:{_NAMES})(?![\w-]))", re.IGNORECASE)
@@ -57,6 +61,16 @@ def escape_tags(text: str) -> str:
     if "<" not in text:
         return text
     return _OURS.sub(ESCAPED_LT, text)
+
+
+def split_result_parts(text: str, tag: str) -> tuple[str, str]:
+    """(a tool result's own text, the program's parts it ends with) when `tag`, the block's
+    `BlockMeta.tag`, names the first of them; (text, "") otherwise. The parts' bodies were escaped
+    when they were wrapped, so the last unescaped opening of that tag is where they start."""
+    if tag not in RESULT_PART_TAGS:
+        return text, ""
+    starts = [m.start() for m in re.finditer(rf"\n\n<{re.escape(tag)}[ >]", text)]
+    return (text[: starts[-1]], text[starts[-1] :]) if starts else (text, "")
 
 
 def has_program_tag(text: str) -> bool:

@@ -1,5 +1,6 @@
 """Configuration: ~/.config/agent/config.toml < .agent/config.toml < environment < flags; below them
-all, the permission mode of the person's own Claude Code settings (`permissions.defaultMode`).
+all, the person's own Claude Code settings: its permission mode (`permissions.defaultMode`) and its
+model (settings/claude_user.py, which also says what of its `env` is used).
 
 The workspace's file cannot set trust, the permission mode, the sandbox, the provider, the endpoint
 or the key's variable (settings/layers.py says which keys and why); `Config.warnings` says what it tried."""
@@ -16,8 +17,9 @@ from typing import Any
 
 from agent_cli.context.model import MIN_BUDGET_TOKENS, ContextConfig
 from agent_cli.core.errors import ConfigError
-from agent_cli.llm.models import DEFAULT_MODEL, check_table
+from agent_cli.llm.models import DEFAULT_MODEL, check_table, registry
 from agent_cli.llm.openai_compat import OpenAISettings
+from agent_cli.settings.claude_user import ClaudeUser, claude_user
 from agent_cli.settings.files import person_default_mode
 from agent_cli.settings.layers import read_layer
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
@@ -82,6 +84,9 @@ class Config:
     base_url: str = ""  # "" = ANTHROPIC_BASE_URL or the SDK's default (the anthropic provider)
     debug: bool = False  # check the invariants after every transformation at run time
     trust_workspace: bool = False  # --trust-workspace (the flag only): use the workspace's code files
+    subfolder_memory: bool = (
+        True  # a folder's memory files with the first read there (settings/folder_memory.py)
+    )
     mcp_startup_wait: float = 5.0  # seconds the first turn waits for MCP servers still connecting
     mcp_connect_timeout: float = 30.0  # an MCP server not ready by then has failed
     mcp_call_timeout: float = 120.0  # seconds per MCP tool call
@@ -98,6 +103,7 @@ class Config:
     workspace_extensions: Extensions = field(default_factory=Extensions)
     openai: OpenAISettings = field(default_factory=OpenAISettings)  # `[openai]`: base_url, api_key_env
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # `[models.NAME]`: registry overrides
+    claude: ClaudeUser = field(default_factory=ClaudeUser)  # the person's ~/.claude/settings.json model, env
     warnings: tuple[str, ...] = ()  # one line per config file that set what it may not (layers.py)
 
     def sessions_root(self, workspace: Path) -> Path:
@@ -109,7 +115,9 @@ class Config:
         """What bash, hooks and MCP servers may see of the environment: not the agent's own key
         (wherever the config keeps it), nor secret-looking names the person did not pass through."""
         credentials = (*AGENT_CREDENTIALS, self.openai.api_key_env)
-        return ChildEnv(passthrough=self.sandbox.env_passthrough, credentials=credentials)
+        return ChildEnv(
+            passthrough=self.sandbox.env_passthrough, credentials=credentials, defaults=self.claude.child_env
+        )
 
 
 ENV = {
@@ -164,6 +172,11 @@ def load_config(
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = value
+    names = registry(tables["models"]).names()
+    claude = claude_user(env, base_url=str(values.get("base_url") or ""), models=names)
+    anthropic = values.get("provider", "anthropic") == "anthropic"  # Claude Code's models are Anthropic's
+    if claude.model and anthropic and "model" not in values:  # below every setting of ours
+        values["model"] = claude.model
     config = _build(values)
     return dataclasses.replace(
         config,
@@ -173,9 +186,10 @@ def load_config(
         web=_web(tables["web"]),
         openai=_openai(tables["openai"], env),
         models=tables["models"],
+        claude=claude,
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
-        warnings=tuple(layer.warning for layer in layers if layer.warning),
+        warnings=(*(layer.warning for layer in layers if layer.warning), *claude.notes),
     )
 
 

@@ -12,11 +12,13 @@ agent more careful; settings/permission_sources.py); hooks only the files `trust
 A file that is missing is skipped; one that cannot be read or is not a JSON object comes back with
 `problem` set (`error`: one line naming the file) and empty `data`, so every other file still works.
 
-Only `hooks` and `permissions.allow|ask|deny` are read from any of them, and the person's own
+Only `hooks` and `permissions.allow|ask|deny` are read from any of them, and from the person's own
 `permissions.defaultMode` (`person_default_mode`: the mode below every config file, the environment
-and flags). Claude Code's other keys that would change the mode, the sandbox, credentials, the
-environment or the model (`PERSON_ONLY_KEYS`, `model`) are never applied; a file that sets one, the
-person's or a workspace's, is told about in one line (settings/permission_sources.py).
+and flags), `model` and `env` (settings/claude_user.py: below agent's own settings and the real
+environment). Claude Code's other keys that would change the mode, the sandbox, credentials, the
+environment or the model (`PERSON_ONLY_KEYS`, and a workspace's `model`) are never applied; a file
+that sets one, the person's or a workspace's, is told about in one line
+(settings/permission_sources.py).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ CLAUDE_MODES = {
     "plan": "plan",
     "bypassPermissions": "yolo",
 }
-UNREAD_KEYS = ("model",)  # of the person's own file, besides PERSON_ONLY_KEYS: set elsewhere here
+PERSON_READ_KEYS = ("env", "model")  # read from the person's own file alone (settings/claude_user.py)
 
 
 @dataclass(frozen=True)
@@ -139,15 +141,17 @@ def person_default_mode(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def ignored_keys(file: SettingsFile) -> list[str]:
-    """What of `file` is not applied and is worth a line: for a workspace's, the `PERSON_ONLY_KEYS` it
-    sets; for the person's own, those we do not read (a `defaultMode` we have is read)."""
+    """What of `file` is not applied and is worth a line: for a workspace's, the `PERSON_ONLY_KEYS` and
+    the `model` it sets; for the person's own, those we do not read (a `defaultMode` we have is read,
+    and `env` and `model` are: settings/claude_user.py)."""
     if file.origin == "workspace":
-        return person_only_keys(file.data)
+        return person_only_keys(file.data, (*PERSON_ONLY_KEYS, "model"))
     mode = _default_mode(file.data)
     return [
         key
-        for key in person_only_keys(file.data, (*PERSON_ONLY_KEYS, *UNREAD_KEYS))
-        if key != "permissions.defaultMode" or not (isinstance(mode, str) and mode in CLAUDE_MODES)
+        for key in person_only_keys(file.data)
+        if key not in PERSON_READ_KEYS
+        and (key != "permissions.defaultMode" or not (isinstance(mode, str) and mode in CLAUDE_MODES))
     ]
 
 

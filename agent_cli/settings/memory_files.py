@@ -6,6 +6,8 @@ Read in this order, each at most `MEMORY_CAP` characters, as one text ("" when t
 - when the workspace is a folder inside a git repository, each folder above it up to the
   repository's root (the root first), then the workspace itself: `AGENTS.md`, `CLAUDE.md`,
   `.claude/CLAUDE.md` and `CLAUDE.local.md` (`PROJECT_NAMES`), as Claude Code reads them.
+Those of a folder below the workspace come later, with the first read there (`read_folder_memory`,
+settings/folder_memory.py), bound to that folder as these are to theirs.
 
 `@path/to/file` in a memory file imports that file (Claude Code's syntax): relative to the importing
 file, not inside Markdown code spans or blocks, up to `IMPORT_DEPTH` hops, each file once; imports
@@ -91,6 +93,46 @@ def read_user_context(workspace: Path, user_files: Sequence[Path] = (), judge: J
             shown = os.path.relpath(folder / name, root)
             reader.file(folder / name, shown, shown, _Bound(folder, where, root))
     return "\n\n".join(reader.parts)
+
+
+def read_folder_memory(
+    workspace: Path, folder: Path, judge: Judge | None = None, seen: set[Path] | None = None
+) -> str:
+    """The memory files (`PROJECT_NAMES`) of `folder`, a folder below the workspace, as one text ("" when
+    there is none): read as the workspace's are (the module docstring), bound to `folder` — a link
+    out of it and an import leading out are not read. `seen` holds the real paths already read (each
+    file once); those read here join it."""
+    root = Path(workspace).resolve()
+    reader = _Reader(judge or (lambda _path: ""), seen=set() if seen is None else seen)
+    bound = _Bound(folder, f"the folder {os.path.relpath(folder, root)}", root)
+    for name in PROJECT_NAMES:
+        shown = os.path.relpath(folder / name, root)
+        reader.file(folder / name, shown, shown, bound)
+    return "\n\n".join(reader.parts)
+
+
+def has_memory_files(folder: Path) -> bool:
+    """Whether `folder` holds a memory file (`PROJECT_NAMES`) to read, or to say why it is not read."""
+    return any((folder / name).is_file() for name in PROJECT_NAMES)
+
+
+def folders_below(workspace: Path, path: Path) -> list[Path]:
+    """The folders from just below `workspace` (resolved) down to the one holding `path`, as they
+    really are (links followed): none for a file in the workspace itself or outside it."""
+    try:
+        parent = Path(path).resolve().parent
+    except (OSError, RuntimeError):  # a loop of links
+        return []
+    if parent == workspace or not parent.is_relative_to(workspace):
+        return []
+    parts = parent.relative_to(workspace).parts
+    return [workspace.joinpath(*parts[:depth]) for depth in range(1, len(parts) + 1)]
+
+
+def project_memory_paths(workspace: Path) -> set[Path]:
+    """The real paths of the project memory files `read_user_context` reads for `workspace` (resolved)."""
+    found = (folder / name for folder in project_folders(workspace) for name in PROJECT_NAMES)
+    return {path.resolve() for path in found if path.is_file()}
 
 
 def project_folders(workspace: Path) -> list[Path]:

@@ -10,8 +10,9 @@
   to run commands.
 A settings file or rule that does not parse gives one warning line naming it; the rest still works.
 A workspace settings file that sets what only the person may (settings/files.py `PERSON_ONLY_KEYS`:
-the mode, the sandbox, the environment, credential helpers) gets one line naming those keys; so does
-the person's own for those we do not read from it (all but a `defaultMode` we have: settings/files.py).
+the mode, the sandbox, the environment, credential helpers; and `model`) gets one line naming those
+keys; so does the person's own for those we do not read from it (all but a `defaultMode` we have,
+`env` and `model`: settings/files.py).
 The settings files come parsed (settings/files.py), the same parse the hooks read.
 """
 
@@ -73,7 +74,7 @@ def gather_rules(
             warnings.append(f"{name}: {problem}")
         if tried := ignored_keys(file):
             why = (
-                "a workspace cannot set the mode, the sandbox, credentials or the environment"
+                "a workspace cannot set the mode, the sandbox, credentials, the environment or the model"
                 if file.origin == "workspace"
                 else "agent does not read them from Claude Code's settings: set them in "
                 "~/.config/agent/config.toml, the environment or flags"

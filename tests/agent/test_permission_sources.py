@@ -117,8 +117,8 @@ def test_a_workspace_settings_file_that_sets_the_mode_or_the_environment_says_so
         lines = [w for w in gathered.warnings if "ignored keys" in w]
         assert lines == [
             ".claude/settings.local.json: ignored keys permissions.defaultMode, env, apiKeyHelper, "
-            "enableAllProjectMcpServers (a workspace cannot set the mode, the sandbox, credentials or "
-            "the environment)"
+            "enableAllProjectMcpServers, model (a workspace cannot set the mode, the sandbox, "
+            "credentials, the environment or the model)"
         ]
         assert ("Bash(curl:*)", "deny", ".claude/settings.local.json") in _listed(gathered)
 
@@ -126,18 +126,24 @@ def test_a_workspace_settings_file_that_sets_the_mode_or_the_environment_says_so
 def test_what_the_person_s_own_settings_set_and_is_not_read_is_said_in_one_line(
     tmp_path: Path, monkeypatch
 ) -> None:
-    """Their `permissions.defaultMode` is read when it names a mode we have (settings/config.py);
-    `env`, `model`, a `defaultMode` we do not have… were ignored silently: one line now names them."""
+    """Their `permissions.defaultMode` is read when it names a mode we have (settings/config.py),
+    `env` and `model` are read (settings/claude_user.py); a `defaultMode` we do not have, `sandbox`…
+    were ignored silently: one line now names them."""
     user_dir = tmp_path / "claude-home"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user_dir))
     (tmp_path / "ws").mkdir()
     mine = {"permissions": {"defaultMode": "acceptEdits", "allow": ["Bash(ls)"]}, "hooks": {}}
     _settings(user_dir, "settings.json", mine)
     assert gather_rules(Config(), tmp_path / "ws", trusted=False).warnings == ()
-    mine = {"permissions": {"defaultMode": "dontAsk"}, "env": {"A": "1"}, "model": "claude-opus-4-1"}
+    mine = {
+        "permissions": {"defaultMode": "dontAsk"},
+        "env": {"A": "1"},
+        "model": "claude-opus-4-1",
+        "sandbox": {"enabled": False},
+    }
     _settings(user_dir, "settings.json", mine)
     assert gather_rules(Config(), tmp_path / "ws", trusted=False).warnings == (
-        f"{user_dir / 'settings.json'}: ignored keys permissions.defaultMode, env, model (agent does not "
+        f"{user_dir / 'settings.json'}: ignored keys permissions.defaultMode, sandbox (agent does not "
         "read them from Claude Code's settings: set them in ~/.config/agent/config.toml, the environment "
         "or flags)",
     )

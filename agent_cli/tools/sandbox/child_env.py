@@ -5,6 +5,9 @@ lets one through on purpose, every variable whose name looks like a secret (as C
 repository brought, has no business with the key the agent talks to its provider with, nor with
 the person's GitHub or cloud tokens.
 
+Below the environment come the variables of the person's own `~/.claude/settings.json` `env`
+(`defaults`, settings/claude_user.py), under the same filter.
+
 The person lets one through with `[sandbox] env_passthrough = ["NAME", "AWS_*"]` in their own
 config (names or fnmatch patterns; a workspace's config cannot set it), and an MCP server entry in
 their own config passes whatever its `env` table names.
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 # The agent's own keys: never handed on unless the person names them in env_passthrough.
@@ -42,6 +45,9 @@ class ChildEnv:
 
     passthrough: tuple[str, ...] = ()  # names or patterns the person passes on purpose
     credentials: tuple[str, ...] = AGENT_CREDENTIALS  # plus the variable the configured key is in
+    # variables below the environment (the person's ~/.claude/settings.json `env`): the environment's
+    # own value wins, and the same filter applies (settings/claude_user.py)
+    defaults: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def withholds(self, name: str) -> bool:
         """Whether a variable of this name is kept from child processes."""
@@ -54,10 +60,13 @@ class ChildEnv:
 
     def build(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """`environ` (default: this process's environment) without what is withheld."""
-        environ = os.environ if environ is None else environ
-        return {name: value for name, value in environ.items() if not self.withholds(name)}
+        merged = self._merged(environ)
+        return {name: value for name, value in merged.items() if not self.withholds(name)}
 
     def withheld(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """The names of `environ` that `build` leaves out, sorted (for messages, never the values)."""
-        environ = os.environ if environ is None else environ
-        return sorted(name for name in environ if self.withholds(name))
+        return sorted(name for name in self._merged(environ) if self.withholds(name))
+
+    def _merged(self, environ: Mapping[str, str] | None) -> dict[str, str]:
+        """`environ` (default: this process's environment) over `defaults`."""
+        return {**dict(self.defaults), **(os.environ if environ is None else environ)}

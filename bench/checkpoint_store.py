@@ -6,12 +6,15 @@ Two workspaces, each snapshotted `--snapshots` times through `Checkpoints.snapsh
 - file: one binary file of `--file-mb` MiB of random bytes (zlib cannot shrink it), eight 4 KiB
   blocks of it rewritten before each snapshot;
 - tree: `--files` source-like text files in nested folders, 20 of them edited before each snapshot.
-Each twice in the same run: `loose` (the packing turned off: the store as it was before) and `packed`
-(as shipped: `git repack -a -d -k` in the background past PACK_AT_LOOSE_BYTES of loose objects).
+Each into two stores in the same run, in turn after each change: `loose` (the packing turned off:
+the store as it was before) and `packed` (as shipped: `git repack -a -d -k` in the background
+past PACK_AT_LOOSE_BYTES of loose objects).
 Prints the store's disk use after the last snapshot, the snapshot call's time (what the person waits
 for), the background repacks (how many, the longest), then a fork of the session: the fork's store
-(before: a copy of the whole folder), its time, and a restore of the first and the last snapshot
-from the fork after the parent was deleted (checked byte for byte).
+(before: a copy of the whole folder, as large as the store), its time (the copy's in brackets), and
+a restore of the first and the last snapshot from the fork after the parent was deleted (checked
+byte for byte). The snapshots follow each other at once, so a repack runs during the next ones;
+`--settle` waits for it before each snapshot instead, as when a prompt outlasts the repack.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,62 +80,90 @@ class TreeWorkspace:
         return hashlib.sha256(b"".join(p.read_bytes() for p in self.paths)).hexdigest()
 
 
-def run(kind: str, packed: bool, args: argparse.Namespace, tmp: Path) -> dict[str, object]:
-    base = tmp / f"{kind}-{'packed' if packed else 'loose'}"
-    ws, parent, child = base / "ws", base / "s1", base / "s2"
+@dataclass
+class Arm:
+    """One store of the workspace: `loose` (packing off, as before) or `packed` (as shipped)."""
+
+    name: str
+    points: Checkpoints
+    waits: list[float] = field(default_factory=list)
+    taken: list[tuple[str, str]] = field(default_factory=list)  # (commit, the workspace's digest)
+    repacks: list[float] = field(default_factory=list)
+
+    def watch_repacks(self) -> None:
+        check = self.points.upkeep.pack_if_due
+
+        def timed_check() -> bool:
+            start = time.perf_counter()
+            did = check()
+            if did:
+                self.repacks.append(time.perf_counter() - start)
+            return did
+
+        self.points.upkeep.pack_if_due = timed_check  # type: ignore[method-assign]
+
+
+def run(kind: str, args: argparse.Namespace, tmp: Path) -> list[dict[str, object]]:
+    """Both stores snapshot the same workspace, one after the other (in turn first), so the
+    machine's load falls on both alike."""
+    base = tmp / kind
+    ws = base / "ws"
     ws.mkdir(parents=True)
-    parent.mkdir()
     rng = random.Random(7)
     work = FileWorkspace(ws, args.file_mb, rng) if kind == "file" else TreeWorkspace(ws, args.files, rng)
-    points = Checkpoints(ws, parent)
-    if not packed:
-        points.upkeep.pack_at = sys.maxsize
-    repacks: list[float] = []
-    check = points.upkeep.pack_if_due
-
-    def timed_check() -> bool:
-        start = time.perf_counter()
-        did = check()
-        if did:
-            repacks.append(time.perf_counter() - start)
-        return did
-
-    points.upkeep.pack_if_due = timed_check  # type: ignore[method-assign]
-    waits, taken = [], []
-    for _ in range(args.snapshots):
+    arms = [Arm(name, Checkpoints(ws, base / name)) for name in ("loose", "packed")]
+    arms[0].points.upkeep.pack_at = sys.maxsize
+    for arm in arms:
+        (base / arm.name).mkdir()
+        arm.watch_repacks()
+    for number in range(args.snapshots):
         work.change()
+        digest = work.digest()
+        for arm in arms if number % 2 else arms[::-1]:
+            if args.settle:
+                arm.points.upkeep.settle()
+            start = time.perf_counter()
+            snap = arm.points.snapshot("bench")
+            arm.waits.append(time.perf_counter() - start)
+            arm.taken.append((snap.commit, digest))
+    rows = []
+    for arm in arms:
+        arm.points.upkeep.settle()
+        parent, child = base / arm.name, base / f"{arm.name}-fork"
+        store = disk_bytes(parent / SHADOW)
         start = time.perf_counter()
-        snap = points.snapshot("bench")
-        waits.append(time.perf_counter() - start)
-        taken.append((snap.commit, work.digest()))
-    points.upkeep.settle()
-    store = disk_bytes(parent / SHADOW)
-    start = time.perf_counter()
-    fork([{"type": "session_start"}], parent, child, "parent", "child", workspace=ws)
-    fork_s = time.perf_counter() - start
-    shutil.rmtree(parent)
-    copy = Checkpoints(ws, child)
-    restores = []
-    for commit, digest in (taken[0], taken[-1]):
+        shutil.copytree(parent / SHADOW, base / f"{arm.name}-copied")  # a fork before: the folder copied
+        copy_s = time.perf_counter() - start
         start = time.perf_counter()
-        copy.restore(commit)
-        restores.append(time.perf_counter() - start)
-        assert work.digest() == digest, "a restored snapshot differs"
-    copy.upkeep.settle()
-    return {
-        "kind": kind,
-        "arm": "packed" if packed else "loose",
-        "store_mb": store / 1e6,
-        "snapshot_median_s": statistics.median(waits),
-        "snapshot_max_s": max(waits),
-        "snapshots_total_s": sum(waits),
-        "repacks": len(repacks),
-        "repack_max_s": max(repacks, default=0.0),
-        "fork_mb": disk_bytes(child / SHADOW) / 1e6,
-        "fork_s": fork_s,
-        "restore_first_s": restores[0],
-        "restore_last_s": restores[1],
-    }
+        fork([{"type": "session_start"}], parent, child, "parent", "child", workspace=ws)
+        fork_s = time.perf_counter() - start
+        shutil.rmtree(parent)
+        copy = Checkpoints(ws, child)
+        restores = []
+        for commit, digest in (arm.taken[0], arm.taken[-1]):
+            start = time.perf_counter()
+            copy.restore(commit)
+            restores.append(time.perf_counter() - start)
+            assert work.digest() == digest, "a restored snapshot differs"
+        copy.upkeep.settle()
+        rows.append(
+            {
+                "kind": kind,
+                "arm": arm.name,
+                "store_mb": store / 1e6,
+                "snapshot_median_s": statistics.median(arm.waits),
+                "snapshot_max_s": max(arm.waits),
+                "snapshots_total_s": sum(arm.waits),
+                "repacks": len(arm.repacks),
+                "repack_max_s": max(arm.repacks, default=0.0),
+                "fork_mb": disk_bytes(child / SHADOW) / 1e6,
+                "fork_s": fork_s,
+                "copy_s": copy_s,
+                "restore_first_s": restores[0],
+                "restore_last_s": restores[1],
+            }
+        )
+    return rows
 
 
 def main() -> None:
@@ -139,27 +171,29 @@ def main() -> None:
     parser.add_argument("--snapshots", type=count, default=40)
     parser.add_argument("--file-mb", type=count, default=4)
     parser.add_argument("--files", type=count, default=5000)
+    parser.add_argument("--settle", action="store_true", help="wait for the repack before each snapshot")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="ckpt-bench-") as tmp:
         for kind in ("file", "tree"):
-            for packed in (False, True):
-                rows.append(run(kind, packed, args, Path(tmp)))
+            rows += run(kind, args, Path(tmp))
     if args.json:
         print(json.dumps(rows, indent=1))
         return
-    print(f"{args.snapshots} snapshots; file: {args.file_mb} MiB, tree: {args.files} files\n")
+    settled = ", each after the repack" if args.settle else ""
+    print(f"{args.snapshots} snapshots{settled}; file: {args.file_mb} MiB, tree: {args.files} files\n")
     print(
         "| workspace | store | store MB | snapshot median | max | all | repacks (longest) "
-        "| fork MB | fork time | restore first / last |"
+        "| fork MB | fork time (copy) | restore first / last |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['kind']} | {r['arm']} | {r['store_mb']:.1f} | {r['snapshot_median_s']:.2f} s "
             f"| {r['snapshot_max_s']:.2f} s | {r['snapshots_total_s']:.1f} s "
-            f"| {r['repacks']} ({r['repack_max_s']:.2f} s) | {r['fork_mb']:.1f} | {r['fork_s']:.2f} s "
+            f"| {r['repacks']} ({r['repack_max_s']:.2f} s) | {r['fork_mb']:.1f} "
+            f"| {r['fork_s']:.2f} s ({r['copy_s']:.2f} s) "
             f"| {r['restore_first_s']:.2f} / {r['restore_last_s']:.2f} s |"
         )
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from agent_cli.core.files import PRIVATE_FILE, atomic_write, atomic_write_bytes, private_dir
 from agent_cli.core.surrogates import scrub, shown_name
+from agent_cli.session.checkpoint_store import Upkeep, fork_store
 
 SHADOW = "checkpoints.git"
 MAX_FILE_BYTES = 5_000_000  # larger files are not snapshotted (listed as skipped)
@@ -95,6 +96,11 @@ class Checkpoints:
     session_dir: Path
     max_file_bytes: int = MAX_FILE_BYTES
     _ready: bool = field(default=False, init=False)
+    # packs the store in the background (checkpoint_store.py)
+    upkeep: Upkeep = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.upkeep = Upkeep(self.git_dir, self._git)
 
     @property
     def git_dir(self) -> Path:
@@ -110,7 +116,15 @@ class Checkpoints:
         args = ["commit-tree", tree, "-m", message] + (["-p", parent] if parent else [])
         commit = self._git(*args).strip()
         self._git("update-ref", "HEAD", commit)
-        return Snapshot(commit, tuple(skipped), tuple(self._gitlinks()))
+        snap = Snapshot(commit, tuple(skipped), tuple(self._gitlinks()))
+        self.upkeep.after_snapshot()
+        return snap
+
+    def fork_from(self, parent_session: Path) -> None:
+        """This new session's store made to hold every snapshot of `parent_session`'s, in a pack of
+        its own: a few MB however many snapshots, and whole without the parent."""
+        self._init()
+        fork_store(parent_session / SHADOW, self.git_dir, self._git)
 
     def restore(self, commit: str) -> Restored:
         """Put the workspace back as it was at `commit` (files created since are removed). `commit`

@@ -73,6 +73,7 @@ def open_log(
                 source_id,
                 session_id,
                 store.seal_of(session_id) if yours else {},  # a copy of someone else's is still theirs
+                workspace=workspace,
             )
             warnings.append(f"forked session {source_id} into {session_id}")
         if not yours:

@@ -24,6 +24,7 @@ from typing import Any
 
 from agent_cli.core.files import PRIVATE_DIR, open_private
 from agent_cli.core.types import Block, BlockMeta, Message, Trust
+from agent_cli.session.checkpoints import SHADOW, CheckpointError, Checkpoints
 
 TORN_SUFFIX = ".torn"
 EVENTS_NAME = "events.jsonl"
@@ -178,6 +179,17 @@ def _meta(source: str, tool: str = "") -> BlockMeta:
     return BlockMeta(trust, source, 0.0, tool)  # type: ignore[arg-type]
 
 
+def _fork_checkpoints(workspace: Path, source: Path, target: Path) -> bool:
+    """The fork's checkpoints as one pack of the source's snapshots; False (nothing left behind) when
+    that failed, so the caller copies them whole instead."""
+    try:
+        Checkpoints(workspace, target).fork_from(source)
+    except (CheckpointError, OSError):
+        shutil.rmtree(target / SHADOW, ignore_errors=True)
+        return False
+    return True
+
+
 def _lost_results(uses: dict[str, str], turn: int) -> Message:
     blocks = tuple(
         Block.tool_result(i, RESULT_LOST, is_error=True, meta=_meta("tool", n)) for i, n in uses.items()
@@ -197,10 +209,13 @@ def fork(
     source_id: str,
     new_id: str,
     seal: dict[str, str] | None = None,
+    *,
+    workspace: Path,
 ) -> None:
     """A new session from a copy of the conversation: the events (with a new `session_start`
     naming the source) and everything else the session keeps (tool results, the note, checkpoints),
-    but not its lock or its running commands."""
+    but not its lock or its running commands. The checkpoints are packed into a store of the fork's
+    own (`Checkpoints.fork_from`), copied file by file only when that fails."""
     target.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=False)
     os.chmod(target, PRIVATE_DIR)  # mkdir's mode is masked by the umask
     start = next((e for e in events if e.get("type") == "session_start"), {})
@@ -216,6 +231,8 @@ def fork(
     lines = [header] + [e for e in events if e.get("type") != "session_start"]
     for entry in source.iterdir():  # tool results, the note, checkpoints: whatever the session keeps
         if entry.name in NOT_COPIED or entry.name.startswith(EVENTS_NAME) or entry.name.startswith("."):
+            continue
+        if entry.name == SHADOW and entry.is_dir() and _fork_checkpoints(workspace, source, target):
             continue
         if entry.is_dir():
             shutil.copytree(entry, target / entry.name, ignore=shutil.ignore_patterns(".*.tmp"))

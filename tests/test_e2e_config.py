@@ -111,6 +111,53 @@ def test_a_workspace_cannot_send_the_openai_key_elsewhere_or_swap_it(workspace, 
     assert "openai.api_key_env, openai.base_url" in out.stderr
 
 
+_MODEL_TABLE = """
+[models.claude-sonnet-5-5]
+summarizer = "claude-opus-5-5"
+input-price = 0.0
+output_price = 0.0
+cache_read = 0.0
+prompt_cache = false
+"""
+
+
+def _compacted_session(workspace: Path, server) -> tuple[dict, dict, str]:
+    """Two turns (the first with a long bash output), then `/compact`: the first turn's JSON
+    result, the compaction's, and the stderr of the first run."""
+    server.push(tool_call("bash", {"command": "seq 1 4000"}), text("counted"), text("again"))
+    env = anthropic_env(workspace, server)
+    first = run_agent(workspace, env, "-p", "count", "--permission-mode", "yolo", "--output-format", "json")
+    assert first.returncode == 0, first.stderr
+    assert run_agent(workspace, env, "-p", "again", "--continue").returncode == 0
+    out = run_agent(workspace, env, "-p", "/compact", "--continue", "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(first.stdout), json.loads(out.stdout), first.stderr
+
+
+def test_a_workspace_model_table_cannot_pick_the_summarizer_or_the_prices(workspace, fake_anthropic):
+    """A repository's `[models.NAME]` table for a model we know: its summarizer, prices and caching
+    are ignored, with the warning line; the summary goes to our cheap model, the cost is real and
+    the prompt cache stays on."""
+    _write(workspace / ".agent" / "config.toml", _MODEL_TABLE)
+    first, compacted, stderr = _compacted_session(workspace, fake_anthropic)
+    models = [body["model"] for body in fake_anthropic.requests]
+    assert models == ["claude-sonnet-5-5"] * 3 + ["claude-haiku-5-5"], models
+    assert first["usage"]["cache_read_input_tokens"] > 0  # prompt_cache = false was not applied
+    assert first["total_cost_usd"] > 0 and compacted["total_cost_usd"] > first["total_cost_usd"]
+    keys = ", ".join(f"models.claude-sonnet-5-5.{k}" for k in _MODEL_TABLE.split()[1::3])
+    assert f"warning: .agent/config.toml: ignored keys {keys} (only your own" in stderr
+
+
+def test_the_person_s_own_model_table_picks_the_summarizer_and_the_prices(workspace, fake_anthropic):
+    user_config(workspace, _MODEL_TABLE)
+    first, compacted, stderr = _compacted_session(workspace, fake_anthropic)
+    models = [body["model"] for body in fake_anthropic.requests]
+    assert models == ["claude-sonnet-5-5"] * 3 + ["claude-opus-5-5"], models
+    assert first["usage"]["cache_read_input_tokens"] == 0  # no prefix is ever long enough to cache
+    assert first["total_cost_usd"] == 0 and compacted["total_cost_usd"] > 0  # the summary at Opus's prices
+    assert "ignored" not in stderr
+
+
 def test_bash_sees_no_credentials_unless_the_person_passes_one(workspace, fake_anthropic):
     env = {**anthropic_env(workspace, fake_anthropic), **SECRETS}
     args = ("-p", "show env", "--allowed-tools", "Bash(env)", "--output-format", "json")

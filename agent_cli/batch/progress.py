@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from agent_cli.batch.results import Row
+from agent_cli.core.printable import printable
 
 
 @dataclass
@@ -63,7 +64,9 @@ class Progress:
         return Text(self.counts.line(), style="bold")
 
     def say(self, text: str) -> None:
-        """A line above the live one (or a plain line)."""
+        """A line above the live one (or a plain line); an error's words are a repository's or a
+        server's, so no escape sequence in them reaches the terminal."""
+        text = printable(text)
         if self._live is not None:
             from rich.text import Text
 

@@ -295,18 +295,19 @@ def _mcp_list(config: "Config", workspace: Path) -> None:
 
     from agent_cli.api.compose import trust_decision
     from agent_cli.context.tokens import TokenCounter
+    from agent_cli.core.printable import printable
     from agent_cli.extensions.mcp.runtime import probe, runtime_for, server_rows
 
     for warning in config.warnings:  # what the config files set that they may not
-        print(f"agent: {warning}", file=sys.stderr)
+        print(printable(f"agent: {warning}"), file=sys.stderr)
     trust = trust_decision(config, workspace)
     if trust.ignored:
-        print(f"agent: {trust.notice(workspace)}", file=sys.stderr)
+        print(printable(f"agent: {trust.notice(workspace)}"), file=sys.stderr)
     for problem in [] if trust.trusted else trust.problems(workspace):
-        print(f"agent: {problem}", file=sys.stderr)
+        print(printable(f"agent: {problem}"), file=sys.stderr)
     runtime = runtime_for(config, workspace, trusted=trust.trusted, interactive=False, report=None)
     for problem in runtime.problems if runtime else ():
-        print(f"agent: {problem}", file=sys.stderr)
+        print(printable(f"agent: {problem}"), file=sys.stderr)
     console = Console()
     if runtime is None or not runtime.servers:
         console.print(_no_servers(trust, workspace), markup=False, soft_wrap=True)

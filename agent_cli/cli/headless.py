@@ -3,6 +3,11 @@ one message a line (`stream-json`: `system`/`init`, `assistant`, `user`, … the
 
 stdout carries the answer (or the JSON); what goes wrong, and every warning, goes to stderr in every
 format, so a script reading JSON still sees it; progress notes go to stderr only in text mode.
+
+What reaches a terminal holds no escape sequence, control or bidi character the model or a tool put
+there (core/printable.py): stderr's lines are always for a person, so always cleaned; the text
+answer is cleaned when stdout is a terminal, and left as the model wrote it for a pipe or a file
+(the answer is then data, as Claude Code's `-p` gives it; JSON escapes every control character).
 Every failure, one that stops the run before it starts included, still prints a result object in the
 JSON formats.
 """
@@ -24,6 +29,7 @@ from agent_cli.core.events import (
     PermissionDenied,
     Retrying,
 )
+from agent_cli.core.printable import printable, revealed
 
 OutputFormat = Literal["text", "json", "stream-json"]
 FORMATS: tuple[OutputFormat, ...] = ("text", "json", "stream-json")
@@ -66,7 +72,7 @@ class Output:
             or warning
             or (self.fmt == "text" and isinstance(event, Notice | Retrying))
         ):
-            print(describe(event), file=self.err)
+            print(printable(describe(event)), file=self.err)
 
     def result(self, result: Result, *, text: bool = True) -> None:
         """The run's end: the result object, or in text mode the answer (when `text`)."""
@@ -75,23 +81,32 @@ class Output:
         elif self.fmt == "stream-json":
             self.out.write(json.dumps(result.to_json()) + "\n")
         elif text and result.result:
-            self.out.write(result.result.rstrip() + "\n")
+            answer = result.result.rstrip()
+            self.out.write((printable(answer) if _is_terminal(self.out) else answer) + "\n")
         self.out.flush()
 
     def failure(self, message: str, hint: str = "", code: int = 2) -> int:
         """A run that could not start: one line (and the hint) on stderr, and in the JSON formats
         the result object saying it. Returns the exit code."""
-        print(f"agent: {message}" + (f"\n  {hint}" if hint else ""), file=self.err)
+        print(printable(f"agent: {message}" + (f"\n  {hint}" if hint else "")), file=self.err)
         if self.fmt != "text":
             self.result(failure(message, self.session_id))
         return code
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        return False
 
 
 def describe(event: Event) -> str:
     if isinstance(event, ErrorEvent):
         return f"error ({event.error_kind}): {event.message}" + (f"\n  {event.hint}" if event.hint else "")
     if isinstance(event, PermissionDenied):
-        return f"denied: {event.call.name if event.call else '?'} {event.target} — {event.reason}"
+        target = revealed(event.target)  # what was asked for, ESC and all, as the TUI's question shows it
+        return f"denied: {event.call.name if event.call else '?'} {target} — {event.reason}"
     if isinstance(event, Notice):
         return f"{event.level}: {event.text}"
     if isinstance(event, Retrying):

@@ -14,6 +14,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, TextIO
 
+from agent_cli.core.printable import printable
 from agent_cli.core.surrogates import scrub
 from agent_cli.core.tags import escape_tags
 
@@ -30,13 +31,14 @@ class PromptError(ValueError):
 
 
 def fail(message: str, code: int = 2) -> None:
-    print(f"agent: {message}", file=sys.stderr)
+    print(printable(f"agent: {message}"), file=sys.stderr)
     raise SystemExit(code)
 
 
 def report(text: str, level: str) -> None:
-    """MCP problems and the trust notice, headless: one line each on stderr, as they happen."""
-    print(f"agent: {text}", file=sys.stderr)
+    """MCP problems and the trust notice, headless: one line each on stderr, as they happen (a
+    server's name and message are the workspace's words: no escape sequence reaches the terminal)."""
+    print(printable(f"agent: {text}"), file=sys.stderr)
 
 
 def read_prompt(words: list[str], stdin: TextIO, wait: float = STDIN_WAIT_SECONDS) -> str:

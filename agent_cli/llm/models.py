@@ -39,6 +39,15 @@ _KEYS: dict[str, str | None] = {
     "thinking_binding": None,
     "thinking_turns": None,
 }
+# What a workspace's `.agent/config.toml` may say of a model (settings/layers.py takes out the rest,
+# with a warning): only what a model the built-in registry does not know needs to work at all (a
+# 32k-window model overflows the 200k default; one with 8k output tokens refuses every request that
+# asks for 32k), and nothing of a model models.toml knows. Every other key changes which model is
+# called (summarizer), whose it is (provider), what is spent (prompt_cache, cache_min_tokens, the
+# thinking facts) or what the person is shown it costs (the prices): the person's own config alone
+# sets those. A window set too small does no more than the `[context] budget_tokens` a workspace
+# may set anyway; one set too large is met by the endpoint's own limit, as an unknown model's is.
+WORKSPACE_FACTS = ("window", "max_output")
 _DATED = re.compile(r"^[-@](\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
@@ -109,7 +118,7 @@ class ModelRegistry:
         )
         return (
             f"model {name!r} is not in the model registry: assuming {assumed}. Describe it in "
-            f'.agent/config.toml: [models."{name}"] window = ..., max_output = ..., input_price = ..., '
+            f'~/.config/agent/config.toml: [models."{name}"] window = ..., max_output = ..., input_price = ..., '
             "output_price = ..."
         )
 
@@ -196,6 +205,11 @@ def builtin_registry() -> ModelRegistry:
     default = check_table("models.toml [default]", data.get("default", {}))
     models = {name: check_table(f"models.toml [models.{name}]", t) for name, t in data["models"].items()}
     return ModelRegistry(default, models)
+
+
+def workspace_facts(name: str) -> tuple[str, ...]:
+    """The keys of `[models.NAME]` a workspace's config may set (`WORKSPACE_FACTS` above)."""
+    return () if builtin_registry().lookup(name).known else WORKSPACE_FACTS
 
 
 def registry(overrides: Mapping[str, Mapping[str, Any]] | None = None) -> ModelRegistry:

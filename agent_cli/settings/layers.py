@@ -1,12 +1,13 @@
 """The config files as layers, and what a workspace's file may not set.
 
 The repository is not trusted: a cloned `.agent/config.toml` is written by whoever wrote the
-repository. It may tune the agent (max_turns, [context], [models.NAME], [permissions] deny rules,
-and, in a trusted workspace, its MCP servers and hooks), but never what decides how far the agent
-trusts it, where the person's key goes or what each token costs them: trust, the permission mode, the
-sandbox, the provider, the endpoint, which variable holds the key, where sessions are kept, where web
-searches go, the model and the summarizer model. Those
-come only from the person: flags, the environment, `~/.config/agent/config.toml`. A workspace file
+repository. It may tune the agent (max_turns, [context], [permissions] deny rules, the window and
+output limit of a model the built-in registry does not know, and, in a trusted workspace, its MCP
+servers and hooks), but never what decides how far the agent trusts it, where the person's key goes
+or what each token costs them: trust, the permission mode, the sandbox, the provider, the endpoint,
+which variable holds the key, where sessions are kept, where web searches go, the model, the
+summarizer model, and any other key of a `[models.NAME]` table (llm/models.py's WORKSPACE_FACTS:
+a model's summarizer, provider, prices and caching). Those come only from the person: flags, the environment, `~/.config/agent/config.toml`. A workspace file
 that sets one is still used for everything else, and says in one line what it tried (`Layer.warning`).
 
 Trust itself is not a config setting anywhere: it is the person's answer, kept by settings/trust.py,
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_cli.core.errors import ConfigError
+from agent_cli.llm.models import workspace_facts
 
 Origin = Literal["user", "workspace"]
 
@@ -80,9 +82,30 @@ def read_layer(path: Path, origin: Origin) -> Layer:
     for key, value in data.items():
         if key.replace("-", "_") in forbidden:
             ignored += _names(key, value)
+        elif origin == "workspace" and key == "models" and isinstance(value, dict):
+            kept[key], refused = _workspace_models(value)
+            ignored += refused
         else:
             kept[key] = value
     return Layer(path, origin, kept, tuple(ignored))
+
+
+def _workspace_models(tables: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A workspace's `[models.NAME]` tables with only the keys it may set (`models.NAME.KEY` for the
+    rest); a table left empty is dropped, so it does not make an unknown model look described.
+    A table that is not one is kept for load_config to refuse by name."""
+    kept: dict[str, Any] = {}
+    ignored: list[str] = []
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            kept[name] = table
+            continue
+        allowed = workspace_facts(str(name))
+        own = {key: value for key, value in table.items() if str(key).replace("-", "_") in allowed}
+        ignored += [f"models.{name}.{key}" for key in table if key not in own]
+        if own:
+            kept[name] = own
+    return kept, ignored
 
 
 def _names(key: str, value: Any) -> list[str]:

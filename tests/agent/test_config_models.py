@@ -75,3 +75,36 @@ def test_bad_tables_are_config_errors_naming_the_setting(tmp_path, text, message
     _write(tmp_path / "home" / "agent" / "config.toml", text)
     with pytest.raises(ConfigError, match=message):
         load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "home")})
+
+
+def test_a_workspace_describes_only_the_window_and_output_of_a_model_we_do_not_know(tmp_path):
+    """A repository may say how big an unknown model's window and answers are (it would not work
+    otherwise); nothing of a model models.toml knows, whatever the spelling of its name, and never
+    which model summarizes, whose it is, its prices or its caching. Each refused key is named."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    _write(
+        ws / ".agent" / "config.toml",
+        '[models."qwen3-coder"]\nwindow = 65_536\nmax_output = 8192\ninput_price = 9.0\nsummarizer = "x"\n'
+        '[models."claude-sonnet-5-5"]\nwindow = 100_000\n'
+        '[models."anthropic/claude-opus-5-5-20260101"]\ninput-price = 0.0\n'
+        '[models."my-model"]\nprovider = "openai"\nprompt_cache = false\n',
+    )
+    config = load_config(ws, env={"XDG_CONFIG_HOME": str(home)})
+    assert config.models == {"qwen3-coder": {"window": 65_536, "max_output": 8192}}
+    assert config.warnings == (
+        ".agent/config.toml: ignored keys models.qwen3-coder.input_price, models.qwen3-coder.summarizer, "
+        "models.claude-sonnet-5-5.window, models.anthropic/claude-opus-5-5-20260101.input-price, "
+        "models.my-model.provider, models.my-model.prompt_cache (only your own ~/.config/agent/config.toml, "
+        "the environment or flags can set them)",
+    )
+    models = registry(config.models)
+    assert models.info("claude-sonnet-5-5").context_window == 1_000_000
+    assert models.info("claude-opus-5-5").input_price == 5.0
+    assert models.warning("my-model") is not None  # a table left empty does not describe it
+    # the person's own file sets any of them
+    _write(home / "agent" / "config.toml", (ws / ".agent" / "config.toml").read_text())
+    (ws / ".agent" / "config.toml").unlink()
+    config = load_config(ws, env={"XDG_CONFIG_HOME": str(home)})
+    assert config.warnings == ()
+    assert registry(config.models).info("claude-sonnet-5-5").context_window == 100_000
+    assert registry(config.models).summarizer_for("qwen3-coder") == "x"

@@ -5,7 +5,9 @@ on screen half a second, or less than a second after the previous key typed, or 
 follows at once (the start of a message typed while the question sat unnoticed) — go on to the prompt
 (posted as `TypedThrough`), never to the modal; Space never answers; the key hints and buttons light up
 only once it is armed (tui/key_guard.py, screens/armed_modal.py). Esc (deny) always works: denying is
-never the harmful answer. It shows what is judged: the full command and where it runs for bash, the diff for edits.
+never the harmful answer. It shows what is judged: the full command and where it runs for bash, the diff for edits,
+each with its control characters, bidi controls and invisible format characters shown as escapes
+(core/printable.py's `revealed`): the question cannot show another file or command than the one asked about.
 
 It dismisses with the decision; whoever pushed it resolves the loop's Future with it. Nothing runs
 before the answer: the backend awaits that Future.
@@ -23,6 +25,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Static
 
 from agent_cli.core.events import PermissionDecision, PermissionRequest
+from agent_cli.core.printable import revealed
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.armed_modal import ArmedModal
 
@@ -80,7 +83,8 @@ class PermissionScreen(ArmedModal[PermissionDecision]):
         verb = VERBS.get(self.tool, self.tool)
         if self.tool == "bash" or not self.target:
             return f"Allow {verb}?"
-        target = self.target if len(self.target) <= 60 else self.target[:59] + "…"
+        shown = revealed(self.target)
+        target = shown if len(shown) <= 60 else shown[:59] + "…"
         return f"Allow {verb} {target}?"
 
     def compose(self) -> ComposeResult:
@@ -92,11 +96,13 @@ class PermissionScreen(ArmedModal[PermissionDecision]):
                 with VerticalScroll(id="permission-detail", can_focus=False):
                     yield Static(body, id="permission-detail-text")
             if self.detail_kind == "command" and self.cwd:
-                yield Static(Text.assemble(("in ", "dim"), self.cwd), id="permission-cwd")
+                yield Static(Text.assemble(("in ", "dim"), revealed(self.cwd)), id="permission-cwd")
             if self.reason:
-                yield Static(Text(self.reason), id="permission-reason")
+                yield Static(Text(revealed(self.reason)), id="permission-reason")
             if self.rule:
-                yield Static(Text.assemble(("Always (a) ", "bold"), self.rule), id="permission-rule")
+                yield Static(
+                    Text.assemble(("Always (a) ", "bold"), revealed(self.rule)), id="permission-rule"
+                )
             with Horizontal(id="permission-buttons"):
                 yield _button("Allow once ⏎", "allow_once", "primary")
                 yield _button("Always (a)", "allow_always", "default")
@@ -107,6 +113,8 @@ class PermissionScreen(ArmedModal[PermissionDecision]):
         text = (self.detail or self.target).rstrip("\n")
         if not text:
             return None
+        # what runs, ESC and bidi shown (a CRLF file's line ends are not news in its diff)
+        text = revealed(text.replace("\r\n", "\n") if self.detail_kind == "diff" else text)
         if self.detail_kind == "diff":
             return Syntax(text, "diff", theme="ansi_dark", word_wrap=True, background_color="default")
         if self.detail_kind == "command" or self.tool == "bash":

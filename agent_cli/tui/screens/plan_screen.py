@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Markdown, Static
 
+from agent_cli.core.printable import printable
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.armed_modal import ArmedModal
 
@@ -37,7 +38,7 @@ class PlanScreen(ArmedModal[bool]):
             dialog.border_title = "plan ready"
             yield Static(f"Approve this plan and switch to {self.back_to} mode?", id="permission-title")
             with VerticalScroll(id="permission-detail", can_focus=False):
-                yield Markdown(self.plan)
+                yield Markdown(printable(self.plan))
             with Horizontal(id="permission-buttons"):
                 for label, id, variant in (
                     ("Approve ⏎", "approve", "primary"),

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from agent_cli.agent.api import BackgroundShells
 from agent_cli.core.events import ShellInfo
+from agent_cli.core.printable import printable, revealed
 
 TAIL_CHARS = 6_000
 EMPTY = "No background shells in this session: one starts when the model runs bash with run_in_background."
@@ -29,7 +30,7 @@ def shell_label(info: ShellInfo) -> Text:
     text.append(f"{info.id:<9}", style="bold")
     text.append(f"{info.status_text():<12}", style="green" if info.running else "dim")
     text.append(f"{info.output_chars:>12,} chars  ", style="dim")
-    text.append(command)
+    text.append(revealed(command))
     return text
 
 
@@ -93,7 +94,7 @@ class ShellsScreen(ModalScreen[None]):
         tail = self.shells.tail(shell_id, TAIL_CHARS) if shell_id else ""
         body = self.query_one("#shells-tail", Static)
         body.border_title = f"{shell_id}: the last {TAIL_CHARS:,} chars" if shell_id else ""
-        body.update(Text(tail or "(no output yet)"))
+        body.update(Text(printable(tail) or "(no output yet)"))
         self.query_one("#shells-tail-scroll", VerticalScroll).scroll_end(animate=False)
 
     async def action_kill(self) -> None:

@@ -8,6 +8,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
+from agent_cli.core.printable import printable
+
 
 class TextScreen(ModalScreen[None]):
     CSS_PATH = "text_screen.tcss"
@@ -23,7 +25,7 @@ class TextScreen(ModalScreen[None]):
             panel.border_title = self.title_text
             panel.border_subtitle = "Esc to close"
             with VerticalScroll(id="text-scroll"):
-                yield Markdown(self.text, id="text-body")
+                yield Markdown(printable(self.text), id="text-body")
             yield Static("↑/↓ PgUp/PgDn to scroll · Esc or q to close", id="text-hint")
 
     def on_mount(self) -> None:

@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
+from agent_cli.core.printable import revealed
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.screens.armed_modal import ArmedModal
 
@@ -57,9 +58,9 @@ class TrustScreen(ArmedModal[bool]):
                 ),
                 id="trust-title",
             )
-            yield Static(Text("\n".join(self._lines())), id="trust-files")
+            yield Static(Text(revealed("\n".join(self._lines()))), id="trust-files")
             if self.question.broken:
-                broken = "\n".join(f"  {line}" for line in self.question.broken)
+                broken = revealed("\n".join(f"  {line}" for line in self.question.broken))
                 yield Static(
                     Text(f"These do not parse, so they are not used either way:\n{broken}", style="yellow"),
                     id="trust-broken",

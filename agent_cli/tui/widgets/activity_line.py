@@ -8,6 +8,8 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
+from agent_cli.core.printable import printable
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 RETRY_HINT = "{reason} · retrying (attempt {attempt}) · Esc to interrupt"
 
@@ -61,4 +63,4 @@ class ActivityLine(Static):
 
     def _render_line(self) -> None:
         prefix = f"{SPINNER[self.frame]} " if self.busy else ""
-        self.update(Text(prefix + self.text))
+        self.update(Text(prefix + printable(self.text)))

@@ -18,6 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+from agent_cli.core.printable import printable
+
 
 def _keep_line_breaks(state: StateCore) -> None:
     """A markdown-it core rule: every soft break becomes a hard one."""
@@ -62,7 +64,7 @@ class AssistantMessage(Widget):
         return self._text
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self._initial, parser_factory=answer_parser)
+        yield Markdown(printable(self._initial), parser_factory=answer_parser)
 
     async def append(self, fragment: str) -> None:
         if not fragment:
@@ -70,7 +72,7 @@ class AssistantMessage(Widget):
         self._text += fragment
         if self._stream is None:
             self._stream = Markdown.get_stream(self.query_one(Markdown))
-        await self._stream.write(fragment)
+        await self._stream.write(printable(fragment))  # safe in pieces: nothing it keeps is a control
 
     async def finish(self) -> None:
         """Flush what is pending and stop streaming."""

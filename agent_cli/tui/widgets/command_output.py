@@ -6,6 +6,8 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Markdown
 
+from agent_cli.core.printable import printable
+
 
 class CommandOutput(Widget):
     DEFAULT_CSS = """
@@ -29,4 +31,4 @@ class CommandOutput(Widget):
         self.border_title = f"/{name}" + (" · error" if is_error else "")
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self.text)
+        yield Markdown(printable(self.text))

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
+from agent_cli.core.printable import printable
 from agent_cli.tui.formatting import format_tokens
 
 TIER_NAMES: dict[str, str] = {
@@ -88,7 +89,7 @@ class CompactionNotice(Collapsible):
         self.refs = tuple(refs)
         children: list[Widget] = []
         if summary:
-            children.append(Markdown(summary, classes="compaction-summary"))
+            children.append(Markdown(printable(summary), classes="compaction-summary"))
         else:
             children.append(Static(Text("(no summary: this tier only cleared or moved content)")))
         if self.refs:

@@ -7,6 +7,8 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent_cli.core.printable import printable
+
 
 class ErrorMessage(Widget):
     DEFAULT_CSS = """
@@ -30,6 +32,6 @@ class ErrorMessage(Widget):
         self.border_title = f"{title} · {kind}" if kind else title
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.message), classes="error-text")
+        yield Static(Text(printable(self.message)), classes="error-text")
         if self.hint:
-            yield Static(Text(f"→ {self.hint}"), classes="error-hint")
+            yield Static(Text(f"→ {printable(self.hint)}"), classes="error-hint")

@@ -7,6 +7,8 @@ from typing import Literal
 from rich.text import Text
 from textual.widgets import Static
 
+from agent_cli.core.printable import printable
+
 Level = Literal["info", "warning", "error"]
 _ICONS: dict[str, str] = {"info": "ℹ", "warning": "⚠", "error": "✗"}
 
@@ -25,4 +27,4 @@ class Notice(Static):
         self.text = text
         self.level = level
         icon = _ICONS.get(level, "ℹ")
-        super().__init__(Text(f"{icon} {text}"), classes=f"-{level}")
+        super().__init__(Text(f"{icon} {printable(text)}"), classes=f"-{level}")

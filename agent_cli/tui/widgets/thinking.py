@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Collapsible, Static
 
+from agent_cli.core.printable import printable
+
 
 class Thinking(Collapsible):
     DEFAULT_CSS = """
@@ -22,7 +24,7 @@ class Thinking(Collapsible):
     def __init__(self, text: str = "", *, streaming: bool = False) -> None:
         self._text = text
         self.streaming = streaming
-        self._body = Static(Text(text), classes="thinking-text")
+        self._body = Static(Text(printable(text)), classes="thinking-text")
         super().__init__(self._body, title=self._make_title(), collapsed=True)
 
     @property
@@ -36,7 +38,7 @@ class Thinking(Collapsible):
 
     def append(self, fragment: str) -> None:
         self._text += fragment
-        self._body.update(Text(self._text))
+        self._body.update(Text(printable(self._text)))
 
     def finish(self) -> None:
         self.streaming = False

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_cli.core.persisted import readable
+from agent_cli.core.printable import printable, revealed
 from agent_cli.tui.formatting import first_lines, format_duration
 
 Status = Literal["pending", "running", "done", "error", "denied", "interrupted"]
@@ -165,7 +166,7 @@ class ToolCall(Widget, can_focus=True):
         text.append("● ", style=colour)
         text.append(self.tool, style="bold")
         if self.target:
-            text.append(f"  {self.target}", style="dim")
+            text.append(f"  {revealed(self.target)}", style="dim")  # a command as bash gets it
         text.append("  ")
         if self.status == "running":
             text.append(f"{SPINNER[self.spinner_frame]} running", style="cyan")
@@ -194,6 +195,7 @@ class ToolCall(Widget, can_focus=True):
         shown, hidden = self._body_text()
         self.set_class(not self.content.strip(), "-empty")
         body = Text()
+        shown = printable(shown)
         if self.display_text:
             _append_diff(body, shown)
         else:

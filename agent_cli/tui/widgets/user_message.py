@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from agent_cli.core.printable import printable
 from agent_cli.tui.paste import format_size, line_count, normalize_newlines
 
 SHOWN_CHARS = 4_000
@@ -28,7 +29,7 @@ class UserMessage(Static):
     def __init__(self, text: str, *, id: str | None = None) -> None:
         self.text = text
         classes = "-command" if text.startswith("/") else None
-        super().__init__(Text(shown_text(text)), id=id, classes=classes)
+        super().__init__(Text(printable(shown_text(text))), id=id, classes=classes)
 
 
 def shown_text(text: str) -> str:

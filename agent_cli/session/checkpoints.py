@@ -39,6 +39,7 @@ GIT_TIMEOUT = 120.0
 CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tautocrlf = false\n[gc]\n\tauto = 0\n"
 _OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a commit's full name (SHA-1 or SHA-256)
 GITLINK = "160000"  # the mode git gives a nested repository or submodule (a gitlink)
+ALTERNATES = ("alternates", "http-alternates")  # never ours but for a moment while a fork is made
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
@@ -168,6 +169,8 @@ class Checkpoints:
             private_dir(self.git_dir.parent)
             self._git("init", "-q", "--bare", str(self.git_dir), with_tree=False)
         atomic_write(self.git_dir / "config", CONFIG, mode=PRIVATE_FILE)
+        for name in ALTERNATES:  # a shipped store would read objects of another repository on the machine
+            (self.git_dir / "objects" / "info" / name).unlink(missing_ok=True)
         self._ready = True
 
     def _exclude_large(self) -> list[str]:

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from agent_cli.core.events import Notice
-from agent_cli.session.checkpoints import CheckpointError, Checkpoints
+from agent_cli.session.checkpoints import SHADOW, CheckpointError, Checkpoints
 from agent_cli.session.log import EventLog
 from agent_cli.session.rewind import Rewinder
 from agent_cli.session.timeline import effective_events, parse_args, prompt_points
@@ -243,3 +243,23 @@ def test_a_checkpoint_named_in_the_log_must_be_a_commit_not_an_option(tmp_path):
     with pytest.raises(CheckpointError, match="not a checkpoint"):
         cp.restore(f"--output={tmp_path / 'written'}")
     assert not (tmp_path / "written").exists()
+
+
+def test_a_shipped_store_reads_no_objects_of_another_repository(tmp_path):
+    """A session a repository ships can hold `objects/info/alternates` naming another repository's
+    objects on the machine: a checkpoint the planted log names could then write that repository's
+    files into the workspace, where the model reads them. The file is removed when the store opens."""
+    other = tmp_path / "private"
+    other.mkdir()
+    (other / "secret.txt").write_text("private\n")
+    elsewhere = Checkpoints(other, tmp_path / "other-session").snapshot("theirs")
+    ws, session = tmp_path / "ws", tmp_path / "session"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hi\n")
+    Checkpoints(ws, session).snapshot("ours")
+    info = session / SHADOW / "objects" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "alternates").write_text(str(tmp_path / "other-session" / SHADOW / "objects") + "\n")
+    with pytest.raises(CheckpointError):
+        Checkpoints(ws, session).restore(elsewhere.commit)
+    assert not (ws / "secret.txt").exists() and not (info / "alternates").exists()

@@ -129,6 +129,8 @@ class Checkpoints:
             modes, status = words[:2], words[-1]
             if GITLINK in modes:  # a nested repository then or now: git cannot put its files back
                 nested.add(path)
+            elif path in now.skipped:  # over the size limit now, so in no snapshot: left as it is
+                continue
             elif status == "A":  # exists now, did not then
                 target = self.workspace / path
                 try:

@@ -165,9 +165,10 @@ class Checkpoints:
         atomic_write(exclude, "\n".join(ALWAYS_EXCLUDED) + "\n", mode=PRIVATE_FILE)
         listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
         large = []
+        root = str(self.workspace)
         for rel in (p for p in listed.split("\0") if p):
-            try:
-                if (self.workspace / rel).stat().st_size > self.max_file_bytes:
+            try:  # os.stat on a joined name: a Path per file took 2-3 times as long on 5k files
+                if os.stat(os.path.join(root, rel)).st_size > self.max_file_bytes:
                     large.append(rel)
             except OSError:
                 continue

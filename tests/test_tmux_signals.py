@@ -45,6 +45,7 @@ def test_the_tui_ends_the_tool_and_exits_on_a_signal(workspace, fake_anthropic, 
         logged = events(workspace, session_id)
         results = [e for e in logged if e["type"] == "tool_results"]
         assert f"agent received {sig.name}" in json.dumps(results[-1]["message"])
-        assert logged[-1]["type"] == "turn_end"
+        # the end-of-turn snapshot may follow, or the exit may come first (a rewind then falls back)
+        assert [e for e in logged if e["type"] != "checkpoint_end"][-1]["type"] == "turn_end"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

@@ -294,6 +294,8 @@ class AgentSession:
         finally:
             if self.skills is not None:
                 self.skills.grants.end_turn()
+            if failed := await self.rewinder.end_turn():  # said with the next prompt: this turn is over
+                self.warnings.append(failed)
             self._after_turn(emit)
 
     def _model_info(self, name: str) -> ModelInfo:

@@ -90,8 +90,9 @@ FIELDS: dict[str, dict[str, Check]] = {
     "compaction_measured": {"tier": TEXT, "before": _opt(_count), "after": _opt(_count)},
     "rewind": {"prompt": _count},
     "checkpoint": {"prompt": _count, "commit": _text, "skipped": _texts},
+    "checkpoint_end": {"prompt": _count, "commit": _text},
     "checkpoint_failed": {"prompt": _count, "reason": _text},
-    "restore": {"prompt": _count, "commit": _text},
+    "restore": {"prompt": _count, "commit": _text, "undo": _text, "after": _text},
 }
 COMPACTION_FIELDS: dict[str, Check] = {
     "tier": _text,

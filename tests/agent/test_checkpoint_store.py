@@ -108,7 +108,7 @@ async def test_a_fork_s_store_is_small_and_its_snapshots_restore_after_the_paren
     said = await again.rewind(1, "code")  # the checkpoint its log names, from before the fork
     again.close()
     assert "restored" in said and (workspace / "app.py").read_text() == original
-    assert not big.exists()  # made after prompt 1: removed
+    assert big.exists() and "Kept 1 file(s) changed outside the agent's turns" in said  # not the agent's
 
 
 def test_a_store_that_failed_to_pack_is_tried_again_only_once_twice_as_large(tmp_path):

@@ -213,8 +213,10 @@ def test_a_shadow_repository_that_points_git_elsewhere_runs_nothing(tmp_path):
 
 
 async def test_rewind_undo_brings_back_what_a_code_rewind_removed(tmp_path):
-    """A code rewind removes every file made since its checkpoint, the person's own `notes.md` among
-    them: `/rewind undo` puts the code back as it was just before the rewind (and can be undone too)."""
+    """A turn with no end snapshot (it never ended, or its log predates them) counts as the agent's
+    up to now, so its code rewind removes every file made since its checkpoint, the person's own
+    `notes.md` among them: `/rewind undo` puts the code back as it was just before the rewind (and
+    can be undone too)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("a\n")

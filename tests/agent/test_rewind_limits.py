@@ -101,3 +101,17 @@ async def test_the_rewind_names_the_large_files_it_left_as_they_are(tmp_path):
     text = await rewinder.rewind(1, "code")
     assert "Not in checkpoints, left as they are: 1 large file(s): big.dat." in text
     log.close()
+
+
+def test_a_file_grown_past_the_size_limit_is_left_as_it_is(tmp_path):
+    """A file small at the checkpoint and over the limit now is in no snapshot of now: the rewind
+    overwrote it with the old copy (and said "left as they are"), and no undo could bring it back."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "grows.dat").write_bytes(b"small")
+    cp = Checkpoints(ws, tmp_path / "session", max_file_bytes=1000)
+    snap = cp.snapshot("before prompt 1")
+    (ws / "grows.dat").write_bytes(b"y" * 2000)
+    done = cp.restore(snap.commit)
+    assert (ws / "grows.dat").read_bytes() == b"y" * 2000
+    assert done.restored == () and done.skipped == ("grows.dat",)

@@ -12,6 +12,7 @@ from agent_cli.api.compose import compose_session
 from agent_cli.llm.scripted import Script, ScriptedProvider
 from agent_cli.settings.config import Config
 from agent_cli.tui.app import create_app
+from agent_cli.tui.widgets.command_output import CommandOutput
 from agent_cli.tui.widgets.context_gauge import ContextGauge, gauge_label
 from agent_cli.tui.widgets.tool_call import ToolCall
 from agent_cli.tui.widgets.user_message import UserMessage
@@ -69,6 +70,28 @@ async def test_esc_esc_opens_the_rewind_picker_which_restores_code_and_conversat
         assert session.prompt_points() == []
         # the rewound prompt is back in the input, ready to edit and send again (as in Claude Code)
         await wait_until(pilot, lambda: app.prompt.text == "make a file")
+
+
+async def test_a_code_rewind_from_the_picker_keeps_the_file_the_person_made_after_the_turn(workspace):
+    """The person writes notes.md after the agent's turn; Esc Esc, prompt 1, code only: the agent's
+    made.txt goes, the notes stay, and the result names them."""
+    config = Config(model="scripted", provider="scripted", permission_mode="yolo")
+    session = compose_session(config, ScriptedProvider(Script(responses=SCRIPT)), SessionSetup(workspace))
+    app = create_app(backend=session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "make a file")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not app.turn_running and (workspace / "made.txt").exists())
+        (workspace / "notes.md").write_text("the person's notes\n")
+        await pilot.press("escape", "escape")
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "RewindScreen")
+        await pilot.press("enter")  # prompt 1
+        await pilot.press("down", "down", "enter")  # the code only
+        await wait_until(pilot, lambda: not (workspace / "made.txt").exists() and not app.turn_running)
+        await wait_until(pilot, lambda: any(o.command == "rewind" for o in app.query(CommandOutput)))
+        said = next(o.text for o in app.query(CommandOutput) if o.command == "rewind")
+        assert (workspace / "notes.md").read_text() == "the person's notes\n"
+        assert "Kept 1 file(s) changed outside the agent's turns: notes.md." in said
 
 
 async def test_escape_denies_on_the_real_backend_and_the_call_shows_denied(workspace):

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import os
 import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -257,6 +258,17 @@ async def kill_group(pgid: int, capture: Capture) -> None:
         _signal_group(pgid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(capture.exited.wait(), TERM_GRACE)
+    deadline = time.monotonic() + TERM_GRACE  # the shell's children die of the SIGKILL a moment later
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -44,8 +44,6 @@ def run_tui(options: Options, *, pick: bool = False, initial_prompt: str | None 
     from agent_cli.core.errors import AgentError
     from agent_cli.session.signals import SignalStop, exit_code
 
-    if not is_terminal():  # a script without -p: the full-screen UI would wait for keys for ever
-        fail('the interactive UI needs a terminal; use -p for scripts (agent -p "PROMPT")')
     try:
         prepared = prepare(options)
     except AgentError as exc:
@@ -53,6 +51,8 @@ def run_tui(options: Options, *, pick: bool = False, initial_prompt: str | None 
         raise
     if has_key(prepared.config):
         check_openable(prepared)
+    if not is_terminal():  # a script without -p: the full-screen UI would wait for keys for ever
+        fail('the interactive UI needs a terminal; use -p for scripts (agent -p "PROMPT")')
 
     def stopped(signum: int) -> None:
         app.exit(return_code=exit_code(signum))

@@ -8,7 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.e2e import clean_env, run_agent
+from tests.e2e import anthropic_env, clean_env, run_agent, user_config
+from tests.fakeapi.replies import text
 
 
 def agent(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -37,3 +38,70 @@ def test_piped_stdin_with_p_still_runs(workspace):
     out = agent(workspace, "-p", "what is this?", "--demo", "--output-format", "json", stdin="a log line\n")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["is_error"] is False
+
+
+def test_claude_codes_model_aliases_send_the_model_they_name(workspace, fake_anthropic):
+    fake_anthropic.push(text("on opus"))
+    out = run_agent(workspace, anthropic_env(workspace, fake_anthropic), "-p", "hi", "--model", "opus")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "on opus"
+    assert "not in the model registry" not in out.stderr
+    assert [request["model"] for request in fake_anthropic.requests] == ["claude-opus-5-5"]
+
+
+def test_model_lists_the_aliases_and_switches_by_one(workspace):
+    listing = agent(workspace, "-p", "/model", "--model", "haiku", "--demo")
+    assert listing.returncode == 0, listing.stderr
+    assert "Model: claude-haiku-5-5." in listing.stdout
+    assert "sonnet (claude-sonnet-5-5)" in listing.stdout and "opus (claude-opus-5-5)" in listing.stdout
+    switched = agent(workspace, "-p", "/model sonnet", "--demo")
+    assert switched.returncode == 0, switched.stderr
+    assert switched.stdout.startswith("Model set to claude-sonnet-5-5 (window ")
+
+
+def test_opusplan_is_refused_at_start_saying_what_it_is(workspace):
+    out = agent(workspace, "-p", "hi", "--model", "opusplan", "--demo")
+    assert out.returncode == 2
+    assert "--model: model 'opusplan' is Claude Code's opus in plan mode and sonnet otherwise" in out.stderr
+
+
+def test_a_workspace_setting_from_a_newer_version_is_a_warning_not_a_stop(workspace):
+    (workspace / ".agent").mkdir()
+    (workspace / ".agent" / "config.toml").write_text(
+        "future_feature = 1\nmax_turns = 5\n[context]\nnext = 2\n"
+    )
+    out = agent(workspace, "-p", "hi", "--demo")
+    assert out.returncode == 0, out.stderr
+    (line,) = [line for line in out.stderr.splitlines() if "future_feature" in line]
+    assert ".agent/config.toml: ignored future_feature, context.next: not a setting" in line
+
+
+def test_an_unknown_setting_in_the_persons_own_file_is_an_error_naming_the_file(workspace):
+    user_config(workspace, "future_feature = 1\n")
+    out = agent(workspace, "-p", "hi", "--demo")
+    assert out.returncode == 2
+    path = workspace / ".cfg" / "agent" / "config.toml"
+    assert f"{path}: unknown setting 'future_feature'" in out.stderr
+
+
+def test_a_bad_endpoint_is_one_line_at_start_not_five_retries(workspace):
+    for url in ("htp:/bad", "http:/no-host", "localhost:8000"):
+        env = clean_env(workspace, ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-ant-test")
+        out = run_agent(workspace, env, "-p", "hi", timeout=60)
+        assert out.returncode == 2, out.stderr
+        assert (
+            f"agent: ANTHROPIC_BASE_URL {url!r} is not an http:// or https:// URL with a host" in out.stderr
+        )
+        assert "retrying" not in out.stderr
+
+
+def test_values_no_request_could_carry_are_errors_naming_key_and_file(workspace):
+    user_config(workspace, "max_tokens = -5\n")
+    out = agent(workspace, "-p", "hi", "--demo")
+    path = workspace / ".cfg" / "agent" / "config.toml"
+    assert out.returncode == 2
+    assert f"{path}: max_tokens must be at least 1 (output tokens per response), not -5" in out.stderr
+    user_config(workspace, "")
+    out = agent(workspace, "-p", "hi", "--model", "", "--demo")
+    assert out.returncode == 2
+    assert "agent: --model: model is empty: give a model name" in out.stderr

@@ -340,7 +340,11 @@ class AgentSession:
         await self.memory_schedule.wait()
 
     def switch_model(self, name: str) -> ModelFit:
-        """/model NAME: switched unless the provider cannot serve it (`refused` says why)."""
+        """/model NAME: switched unless the provider cannot serve it (`refused` says why). Claude
+        Code's aliases (`sonnet`) switch to the id they name."""
+        if refusal := self.models.refusal(name):
+            return ModelFit(refused=refusal)
+        name = self.models.resolve(name)
         routes = getattr(self.provider, "routes_any_model", True)
         fit = self.models.fit(name, self.provider.name, routes, self.config.context_window or None)
         if not fit.refused:

@@ -16,10 +16,11 @@ from typing import Any
 
 from agent_cli.context.model import MIN_BUDGET_TOKENS, ContextConfig
 from agent_cli.core.errors import ConfigError
-from agent_cli.llm.models import DEFAULT_MODEL, check_table
+from agent_cli.llm.models import DEFAULT_MODEL, check_table, registry
 from agent_cli.llm.openai_compat import OpenAISettings
+from agent_cli.settings.checks import Sources, check_endpoints, check_values, unknown_settings
 from agent_cli.settings.files import person_default_mode
-from agent_cli.settings.layers import read_layer
+from agent_cli.settings.layers import read_layer, shown
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 from agent_cli.tools.sandbox.bwrap import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
 from agent_cli.tools.sandbox.child_env import AGENT_CREDENTIALS, ChildEnv
@@ -150,22 +151,35 @@ def load_config(
     extensions: list[Extensions] = []
     user_path, workspace_path = config_paths(workspace, env)
     layers = [read_layer(user_path, "user"), read_layer(workspace_path, "workspace")]
+    sources, unknown = Sources(), []  # where each value came from; a workspace's unknown settings
     for layer in layers:
         data, path = dict(layer.data), layer.path
+        name = shown(path) if layer.origin == "user" else ".agent/config.toml"
+        sources.file(data, name)
         extensions.append(_extensions(data, path))
         tables["permissions"] = {}
         _merge_tables(tables, data, path)
         rules.append(tables["permissions"])
         _merge_provider_tables(tables, data, path)
-        values.update(_flatten(data))
+        flat = _flatten(data)
+        if layer.origin == "workspace" and (note := unknown_settings(flat, _settable, name)):
+            unknown.append(note)  # a repository written for a newer version: not a reason to stop
+        sources.file(flat, name)
+        values.update(flat)
     for var, key in ENV.items():
         if env.get(var, "") != "":
             values[key] = env[var]
+            sources.variable(key, var)
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = value
-    config = _build(values)
-    return dataclasses.replace(
+            sources.option(key)
+    config = _build(values, sources)
+    models = registry(tables["models"])  # Claude Code's aliases (`sonnet`) become the ids they name
+    summarizer = models.resolve(config.summarizer_model) if config.summarizer_model else ""
+    config = dataclasses.replace(config, model=models.resolve(config.model), summarizer_model=summarizer)
+    check_values(config, sources, models)
+    config = dataclasses.replace(
         config,
         permissions=_permission_rules(rules[0]),
         workspace_permissions=_permission_rules(rules[1]),
@@ -175,8 +189,10 @@ def load_config(
         models=tables["models"],
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
-        warnings=tuple(layer.warning for layer in layers if layer.warning),
+        warnings=(*(layer.warning for layer in layers if layer.warning), *unknown),
     )
+    check_endpoints(config, sources, env)
+    return config
 
 
 def _extensions(data: dict[str, Any], path: Path) -> Extensions:
@@ -313,23 +329,30 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         raise ConfigError(f"config {name}: {value!r} is not a valid {type(default).__name__}") from None
 
 
-def _build(values: dict[str, Any]) -> Config:
+def _settable(key: str) -> bool:
+    """Whether `key` (dotted for [context]) is a setting: a plain value of Config or ContextConfig."""
+    if key.startswith("context."):
+        return key.removeprefix("context.") in {f.name for f in dataclasses.fields(ContextConfig)}
     top = {f.name: f for f in dataclasses.fields(Config)}
-    ctx_fields = {f.name: f for f in dataclasses.fields(ContextConfig)}
+    return key in top and top[key].type in ("str", "int", "bool", "float")
+
+
+def _build(values: dict[str, Any], sources: Sources | None = None) -> Config:
     ctx_defaults = ContextConfig()
     defaults = Config()
     kwargs: dict[str, Any] = {}
     ctx_kwargs: dict[str, Any] = {}
     for key, value in values.items():
-        if key.startswith("context."):
-            name = key.removeprefix("context.")
-            if name not in ctx_fields:
-                raise ConfigError(f"unknown setting context.{name}")
-            ctx_kwargs[name] = _coerce(key, value, getattr(ctx_defaults, name))
-        elif key in top and top[key].type in ("str", "int", "bool", "float"):
-            kwargs[key] = _coerce(key, value, getattr(defaults, key))
-        else:
-            raise ConfigError(f"unknown setting {key!r}")
+        try:
+            if not _settable(key):
+                raise ConfigError(f"unknown setting {key if key.startswith('context.') else repr(key)}")
+            if key.startswith("context."):
+                name = key.removeprefix("context.")
+                ctx_kwargs[name] = _coerce(key, value, getattr(ctx_defaults, name))
+            else:
+                kwargs[key] = _coerce(key, value, getattr(defaults, key))
+        except ConfigError as exc:  # which file, variable or flag it was
+            raise exc if sources is None else sources.error(key, str(exc)) from None
     if ctx_kwargs.get("cache_ttl") == "1h":
         ctx_kwargs.setdefault("cache_ttl_seconds", 3600.0)
     config = Config(**kwargs, context=ContextConfig(**ctx_kwargs))

@@ -105,3 +105,27 @@ def test_values_no_request_could_carry_are_errors_naming_key_and_file(workspace)
     out = agent(workspace, "-p", "hi", "--model", "", "--demo")
     assert out.returncode == 2
     assert "agent: --model: model is empty: give a model name" in out.stderr
+
+
+def test_a_broken_claude_settings_file_of_the_persons_is_one_warning(workspace, tmp_path):
+    claude = tmp_path / "claude-home"
+    claude.mkdir()
+    (claude / "settings.json").write_text("{bad")
+    env = clean_env(workspace, CLAUDE_CONFIG_DIR=str(claude))
+    out = run_agent(workspace, env, "-p", "hi", "--demo", timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if "settings.json" in line]
+    assert len(lines) == 1 and "invalid JSON at line 1 column 2" in lines[0], out.stderr
+
+
+def test_an_untrusted_workspaces_allow_rules_are_one_line(workspace):
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash(ls:*)"]}}')
+    out = agent(workspace, "-p", "hi", "--demo")
+    assert out.returncode == 0, out.stderr
+    assert [line for line in out.stderr.splitlines() if "allow rules" in line] == [
+        "agent: not using the allow rules of .claude/settings.json: this workspace is not trusted "
+        "(pass --trust-workspace to use them)"
+    ]
+    listed = agent(workspace, "-p", "/permissions", "--demo")  # and /permissions still says why
+    assert "- .claude/settings.json: allow rules ignored (this workspace is not trusted" in listed.stdout

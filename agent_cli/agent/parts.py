@@ -137,6 +137,7 @@ class SessionParts:
     skills: SessionSkills | None = None  # the catalog, the listing the system prompt carries, grants
     clock: Callable[[], float] = field(default=lambda: 0.0)
     rule_warnings: list[str] = field(default_factory=list)  # said first, and kept for /permissions
+    rule_notes: list[str] = field(default_factory=list)  # for /permissions only (said by the trust notice)
     warnings: list[str] = field(default_factory=list)  # told once, after what opening the log found
     child_env: ChildEnv = field(
         default_factory=ChildEnv

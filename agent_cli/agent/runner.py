@@ -72,7 +72,7 @@ class AgentSession:
         self.permissions = parts.permissions
         self.permission_mode = self.permissions.mode
         self.permission_modes = offered_modes(setup.permission_modes, self.permission_mode)
-        self.rule_warnings = list(parts.rule_warnings)
+        self.rule_warnings = [*parts.rule_warnings, *parts.rule_notes]
         self.warnings: list[str] = list(parts.rule_warnings)
         self.mode_before_plan = "ask"  # where approving a plan returns to
         self.models = parts.models

@@ -117,6 +117,7 @@ def compose_session(
         mcp=mcp,
         clock=clock,
         rule_warnings=list(gathered.warnings),
+        rule_notes=list(gathered.untrusted),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings]
         + ([refused] if sandbox and (refused := sandbox.refusal_at_start(config.permission_mode)) else []),
         child_env=config.child_env(),

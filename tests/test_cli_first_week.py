@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.e2e import anthropic_env, clean_env, run_agent, user_config
-from tests.fakeapi.replies import text
+from tests.fakeapi.replies import text, tool_call
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def agent(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -129,3 +132,66 @@ def test_an_untrusted_workspaces_allow_rules_are_one_line(workspace):
     ]
     listed = agent(workspace, "-p", "/permissions", "--demo")  # and /permissions still says why
     assert "- .claude/settings.json: allow rules ignored (this workspace is not trusted" in listed.stdout
+
+
+def _system(request: dict) -> str:
+    system = request["system"]
+    return system if isinstance(system, str) else "\n".join(block["text"] for block in system)
+
+
+def test_claude_codes_system_prompt_flags_replace_or_extend_it(workspace, fake_anthropic):
+    env = anthropic_env(workspace, fake_anthropic)
+    fake_anthropic.push(text("one"), text("two"))
+    appended = run_agent(workspace, env, "-p", "hi", "--append-system-prompt", "Answer in French.")
+    replaced = run_agent(workspace, env, "-p", "hi", "--system-prompt", "You are a pirate.")
+    assert appended.returncode == 0 and replaced.returncode == 0, appended.stderr + replaced.stderr
+    first, second = (_system(request) for request in fake_anthropic.requests)
+    assert first.startswith("You are agent, a coding assistant") and "\n\nAnswer in French." in first
+    assert second.startswith("You are a pirate.") and "You are agent" not in second
+
+
+def test_mcp_config_brings_the_persons_servers_from_a_file(workspace, fake_anthropic, tmp_path):
+    box = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_servers.toolbox"],
+        "env": {"PYTHONPATH": str(REPO)},
+    }
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"mcpServers": {"box": box}}))
+    out = run_agent(
+        workspace, anthropic_env(workspace, fake_anthropic), "-p", "/mcp", "--mcp-config", str(servers)
+    )
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if line.startswith("| box "))
+    assert row.startswith("| box | connected | ") and row.endswith("| --mcp-config |"), row
+
+
+def test_settings_names_a_claude_settings_file_of_the_persons(workspace, fake_anthropic, tmp_path):
+    settings = tmp_path / "ci-settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(echo:*)"]}}))
+    fake_anthropic.push(tool_call("bash", {"command": "echo from-the-allowed-rule"}), text("done"))
+    env = anthropic_env(workspace, fake_anthropic)
+    out = run_agent(workspace, env, "-p", "run it", "--settings", str(settings), "--output-format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["permission_denials"] == []  # headless, it would be refused without
+    assert "from-the-allowed-rule" in json.dumps(fake_anthropic.requests[-1]["messages"][-1])
+    missing = run_agent(workspace, env, "-p", "hi", "--settings", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2
+    assert f"agent: --settings {tmp_path / 'nope.json'}: no such file" in missing.stderr
+
+
+def test_mcp_config_takes_several_files_as_claude_code_does():
+    import typer
+
+    from agent_cli.cli.commands import normalize, typer_app
+
+    command = typer.main.get_command(typer_app())
+    argv = ["-p", "--mcp-config", "a.json", "b.json", "fix it"]
+    assert normalize(argv, command) == [
+        "-p",
+        "--mcp-config",
+        "a.json",
+        "--mcp-config",
+        "b.json",
+        "--prompt=fix it",
+    ]

@@ -115,7 +115,7 @@ class AgentSession:
         build = self.parts.builder
         self.engine = build.engine(
             model=self.info,
-            system_prompt=load_prompt("system"),
+            system_prompt=self.parts.system_prompt,
             tools=self.tools,
             store=self.dir_store,
             summarizer=self._summarize,

@@ -79,7 +79,7 @@ def compose_session(
     `tools` and `hooks` replace the defaults (tests); `mcp` is the running servers, if any;
     `file_access` an editor's buffers for the file tools (ACP), else they use the disk."""
     workspace = setup.workspace.resolve()
-    settings = load_all_settings(workspace)
+    settings = load_all_settings(workspace, extra=config.settings_file)
     gathered = gather_rules(config, workspace, setup.trusted, settings)
     permissions = Permissions(config.permission_mode, workspace, gathered.rules)  # type: ignore[arg-type]
     store = session_store(config, workspace)
@@ -113,6 +113,7 @@ def compose_session(
         commands=ext.commands,
         hooks=(lambda *_: hooks) if hooks is not None else ext.hooks,
         builder=Builder(config, workspace, clock, skills.listing.text, permissions),
+        system_prompt=system_prompt(config),
         skills=skills,
         mcp=mcp,
         clock=clock,
@@ -126,6 +127,14 @@ def compose_session(
         file_access=file_access,
     )
     return AgentSession(parts, setup)
+
+
+def system_prompt(config: Config) -> str:
+    """prompts/system.md, or the person's `--system-prompt` in its place; their
+    `--append-system-prompt` after it (Claude Code's flags, as they mean there)."""
+    own = config.system_prompt
+    text = load_prompt("system") if own.replace is None else own.replace
+    return f"{text}\n\n{own.append}" if own.append else text
 
 
 def web_tools(config: Config, permissions: Permissions) -> list[Tool]:

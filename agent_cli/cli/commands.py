@@ -112,6 +112,21 @@ def typer_app():
         trust_workspace: bool = typer.Option(
             False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json, hooks and settings."
         ),
+        system_prompt: str | None = typer.Option(
+            None, "--system-prompt", metavar="TEXT", help="The system prompt, in place of the built-in one."
+        ),
+        append_system_prompt: str | None = typer.Option(
+            None, "--append-system-prompt", metavar="TEXT", help="Text added after the system prompt."
+        ),
+        mcp_config: list[str] = typer.Option(
+            [],
+            "--mcp-config",
+            metavar="FILES",
+            help="MCP servers of yours, from .mcp.json-shaped files or JSON.",
+        ),
+        settings: str | None = typer.Option(
+            None, "--settings", metavar="FILE", help="A Claude Code settings file of yours (hooks, rules)."
+        ),
         version: bool = typer.Option(False, "--version", "-V", metavar="", help="Print the version."),
     ) -> None:
         if version:
@@ -147,6 +162,10 @@ def typer_app():
             script=script,
             demo=demo,
             debug=debug,
+            system_prompt=system_prompt,
+            append_system_prompt=append_system_prompt,
+            mcp_config=tuple(mcp_config),
+            settings=settings,
         )
         words = [prompt] if prompt else []
         if print_:

@@ -19,7 +19,7 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL, check_table, registry
 from agent_cli.llm.openai_compat import OpenAISettings
 from agent_cli.settings.checks import Sources, check_endpoints, check_values, unknown_settings
-from agent_cli.settings.files import person_default_mode
+from agent_cli.settings.files import person_default_mode, read_named_settings
 from agent_cli.settings.layers import read_layer, shown
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 from agent_cli.tools.sandbox.bwrap import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
@@ -70,6 +70,14 @@ class Extensions:
 
 
 @dataclass(frozen=True)
+class SystemPrompt:
+    """`--system-prompt TEXT` / `--append-system-prompt TEXT`: the person's own words, flags only."""
+
+    replace: str | None = None  # in place of prompts/system.md (None: that file)
+    append: str = ""  # after it
+
+
+@dataclass(frozen=True)
 class Config:
     model: str = DEFAULT_MODEL
     provider: str = "anthropic"
@@ -100,6 +108,8 @@ class Config:
     openai: OpenAISettings = field(default_factory=OpenAISettings)  # `[openai]`: base_url, api_key_env
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # `[models.NAME]`: registry overrides
     warnings: tuple[str, ...] = ()  # one line per config file that set what it may not (layers.py)
+    system_prompt: SystemPrompt = field(default_factory=SystemPrompt)  # the flags alone set it
+    settings_file: Path | None = None  # `--settings FILE`: a Claude Code settings file of the person's
 
     def sessions_root(self, workspace: Path) -> Path:
         return (
@@ -140,11 +150,16 @@ def config_paths(workspace: Path, env: dict[str, str] | None = None) -> list[Pat
 
 
 def load_config(
-    workspace: Path, overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None
+    workspace: Path,
+    overrides: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    settings: str | None = None,
 ) -> Config:
-    """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens)."""
+    """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens);
+    `settings` the person's `--settings FILE` (its defaultMode over ~/.claude/settings.json's)."""
     env = dict(os.environ) if env is None else env
-    mode = person_default_mode(env)  # Claude Code's defaultMode of the person's own: below every layer
+    settings_file = read_named_settings(settings) if settings is not None else None
+    mode = person_default_mode(env, settings_file)  # Claude Code's defaultMode, the person's: below all
     values: dict[str, Any] = {"permission_mode": mode} if mode else {}
     tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}, "web": {}}
     rules: list[dict[str, list[str]]] = []
@@ -190,6 +205,7 @@ def load_config(
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
         warnings=(*(layer.warning for layer in layers if layer.warning), *unknown),
+        settings_file=settings_file,
     )
     check_endpoints(config, sources, env)
     return config

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from agent_cli.core.errors import ConfigError
+from agent_cli.settings.config import load_config
 from tests.e2e import anthropic_env, clean_env, run_agent, user_config
 from tests.fakeapi.replies import text, tool_call
 
@@ -195,3 +199,15 @@ def test_mcp_config_takes_several_files_as_claude_code_does():
         "b.json",
         "--prompt=fix it",
     ]
+
+
+def test_an_openai_endpoint_is_checked_too_naming_where_it_was_set(tmp_path):
+    home = tmp_path / "home"
+    env = {"XDG_CONFIG_HOME": str(home), "OPENAI_BASE_URL": "localhost:8000/v1"}
+    with pytest.raises(ConfigError, match="^OPENAI_BASE_URL 'localhost:8000/v1' is not an http"):
+        load_config(tmp_path, {"provider": "openai"}, env=env)
+    (home / "agent").mkdir(parents=True)
+    (home / "agent" / "config.toml").write_text('[openai]\nbase_url = "http//x"\n')
+    with pytest.raises(ConfigError, match=r"config.toml: openai.base_url 'http//x' is not an http"):
+        load_config(tmp_path, {"provider": "openai"}, env={"XDG_CONFIG_HOME": str(home)})
+    assert load_config(tmp_path, {"provider": "anthropic"}, env=env).provider == "anthropic"  # not in use

@@ -77,12 +77,14 @@ NOTHING_TO_SUMMARIZE = "Nothing to summarize yet: the conversation is empty. Sen
 def offered_commands(session: CommandHost) -> list[CommandSpec]:
     """The built-in commands, /model completing only the models this session's provider can serve."""
     routes = getattr(session.provider, "routes_any_model", True)
+    models = session.models
     names = tuple(
         m
-        for m in session.models.names()
-        if m != "scripted" and not session.models.fit(m, session.provider.name, routes).refused
+        for m in models.names()
+        if m != "scripted" and not models.fit(m, session.provider.name, routes).refused
     )
-    return [replace(c, choices=names) if c.name == "model" else c for c in COMMANDS]
+    aliases = tuple(alias for alias, target in models.aliases.items() if target in names)
+    return [replace(c, choices=names + aliases) if c.name == "model" else c for c in COMMANDS]
 
 
 async def run_command(session: CommandHost, text: str, emit: Emit) -> TurnFinished:
@@ -230,13 +232,18 @@ def _requests_said(data: dict[str, Any]) -> str:
 
 async def _model(session: CommandHost, arg: str, emit: Emit) -> CommandResult:
     if not arg:
-        names = ", ".join(next(c.choices for c in offered_commands(session) if c.name == "model"))
-        return CommandResult("model", f"Model: {session.model}. Known: {names}.", {"model": session.model})
+        choices = next(c.choices for c in offered_commands(session) if c.name == "model")
+        aliases = session.models.aliases
+        names = ", ".join(name for name in choices if name not in aliases)
+        said = ", ".join(f"{name} ({aliases[name]})" for name in choices if name in aliases)
+        text = f"Model: {session.model}. Known: {names}." + (f" Aliases: {said}." if said else "")
+        return CommandResult("model", text, {"model": session.model})
     fit = session.switch_model(arg)
     if fit.refused:
         return CommandResult("model", f"Still on {session.model}: {fit.refused}", is_error=True)
-    text = f"Model set to {arg} (window {session.info.context_window:,} tokens)."
-    return CommandResult("model", text + (f"\n\n**Note:** {fit.note}" if fit.note else ""), {"model": arg})
+    text = f"Model set to {session.model} (window {session.info.context_window:,} tokens)."
+    note = f"\n\n**Note:** {fit.note}" if fit.note else ""
+    return CommandResult("model", text + note, {"model": session.model})
 
 
 async def _resume(session: CommandHost, arg: str, emit: Emit) -> CommandResult:

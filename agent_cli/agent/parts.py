@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent_cli.context.prompts import load_prompt
 from agent_cli.core.errors import AgentError
 from agent_cli.tools.mentions.index import FileIndex
 from agent_cli.tools.permissions import MODES
@@ -137,6 +138,8 @@ class SessionParts:
     skills: SessionSkills | None = None  # the catalog, the listing the system prompt carries, grants
     clock: Callable[[], float] = field(default=lambda: 0.0)
     rule_warnings: list[str] = field(default_factory=list)  # said first, and kept for /permissions
+    rule_notes: list[str] = field(default_factory=list)  # for /permissions only (said by the trust notice)
+    system_prompt: str = field(default_factory=lambda: load_prompt("system"))  # the flags may change it
     warnings: list[str] = field(default_factory=list)  # told once, after what opening the log found
     child_env: ChildEnv = field(
         default_factory=ChildEnv

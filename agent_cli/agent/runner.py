@@ -72,7 +72,7 @@ class AgentSession:
         self.permissions = parts.permissions
         self.permission_mode = self.permissions.mode
         self.permission_modes = offered_modes(setup.permission_modes, self.permission_mode)
-        self.rule_warnings = list(parts.rule_warnings)
+        self.rule_warnings = [*parts.rule_warnings, *parts.rule_notes]
         self.warnings: list[str] = list(parts.rule_warnings)
         self.mode_before_plan = "ask"  # where approving a plan returns to
         self.models = parts.models
@@ -115,7 +115,7 @@ class AgentSession:
         build = self.parts.builder
         self.engine = build.engine(
             model=self.info,
-            system_prompt=load_prompt("system"),
+            system_prompt=self.parts.system_prompt,
             tools=self.tools,
             store=self.dir_store,
             summarizer=self._summarize,
@@ -342,7 +342,11 @@ class AgentSession:
         await self.memory_schedule.wait()
 
     def switch_model(self, name: str) -> ModelFit:
-        """/model NAME: switched unless the provider cannot serve it (`refused` says why)."""
+        """/model NAME: switched unless the provider cannot serve it (`refused` says why). Claude
+        Code's aliases (`sonnet`) switch to the id they name."""
+        if refusal := self.models.refusal(name):
+            return ModelFit(refused=refusal)
+        name = self.models.resolve(name)
         routes = getattr(self.provider, "routes_any_model", True)
         fit = self.models.fit(name, self.provider.name, routes, self.config.context_window or None)
         if not fit.refused:

@@ -80,7 +80,7 @@ def compose_session(
     `tools` and `hooks` replace the defaults (tests); `mcp` is the running servers, if any;
     `file_access` an editor's buffers for the file tools (ACP), else they use the disk."""
     workspace = setup.workspace.resolve()
-    settings = load_all_settings(workspace)
+    settings = load_all_settings(workspace, extra=config.settings_file)
     gathered = gather_rules(config, workspace, setup.trusted, settings)
     permissions = Permissions(config.permission_mode, workspace, gathered.rules)  # type: ignore[arg-type]
     store = session_store(config, workspace)
@@ -114,10 +114,12 @@ def compose_session(
         commands=ext.commands,
         hooks=(lambda *_: hooks) if hooks is not None else ext.hooks,
         builder=Builder(config, workspace, clock, skills.listing.text, permissions),
+        system_prompt=system_prompt(config),
         skills=skills,
         mcp=mcp,
         clock=clock,
         rule_warnings=list(gathered.warnings),
+        rule_notes=list(gathered.untrusted),
         warnings=[*config.warnings, *agent_warnings, *ext.warnings]
         + ([refused] if sandbox and (refused := sandbox.refusal_at_start(config.permission_mode)) else []),
         child_env=config.child_env(),
@@ -126,6 +128,14 @@ def compose_session(
         file_access=file_access,
     )
     return AgentSession(parts, setup)
+
+
+def system_prompt(config: Config) -> str:
+    """prompts/system.md, or the person's `--system-prompt` in its place; their
+    `--append-system-prompt` after it (Claude Code's flags, as they mean there)."""
+    own = config.system_prompt
+    text = load_prompt("system") if own.replace is None else own.replace
+    return f"{text}\n\n{own.append}" if own.append else text
 
 
 def web_tools(config: Config, permissions: Permissions) -> list[Tool]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from agent_cli.api.compose import session_store
 from agent_cli.core.errors import ConfigError, SessionError
-from agent_cli.settings.config import Config, PermissionRules, load_config
+from agent_cli.settings.config import Config, PermissionRules, SystemPrompt, load_config
 from agent_cli.settings.files import CLAUDE_MODES  # Claude Code's mode names -> ours
 from agent_cli.tools.rules import split_rule_list
 
@@ -47,7 +47,10 @@ class Options:
     ACP), beside those of their config, whose same names they replace; `/mcp` says they came from
     `mcp_servers_origin` ("editor" over ACP). `permission_modes` are the
     modes the session may be switched to besides the one it starts in (None: every mode; `agent
-    acp` leaves yolo out unless it starts in it)."""
+    acp` leaves yolo out unless it starts in it). Claude Code's flags, as they mean there:
+    `system_prompt` replaces prompts/system.md and `append_system_prompt` follows it; `mcp_config` are
+    files of `.mcp.json`'s shape (or that JSON), the person's own servers; `settings` is a Claude Code
+    settings file of theirs, over ~/.claude/settings.json (its hooks, rules and defaultMode)."""
 
     cwd: Path | str = "."
     model: str | None = None
@@ -67,10 +70,16 @@ class Options:
     mcp_servers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     mcp_servers_origin: str = "caller"
     permission_modes: tuple[str, ...] | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    mcp_config: tuple[str, ...] = ()
+    settings: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allowed_tools", _rules(self.allowed_tools))
         object.__setattr__(self, "disallowed_tools", _rules(self.disallowed_tools))
+        configs = self.mcp_config
+        object.__setattr__(self, "mcp_config", (configs,) if isinstance(configs, str) else tuple(configs))
         mode = self.permission_mode
         if mode is not None:
             object.__setattr__(self, "permission_mode", CLAUDE_MODES.get(mode, mode))
@@ -105,17 +114,24 @@ def prepare(options: Options) -> Prepared:
         "context.budget_tokens": options.budget_tokens,
         "trust_workspace": options.trust_workspace or None,
     }
-    config = load_config(workspace, overrides)
-    if options.mcp_servers:
-        servers = {k: dict(v) for k, v in options.mcp_servers.items()}
-        config = replace(config, caller_mcp_servers=servers, caller_mcp_origin=options.mcp_servers_origin)
-    if options.allowed_tools or options.disallowed_tools:
-        rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
-        config = replace(config, flag_permissions=rules)
     if options.max_turns is not None and options.max_turns < 1:  # 0 is no cap only in config files
         raise ConfigError(
             f"--max-turns (max_turns) must be at least 1, not {options.max_turns}: leave it out for no cap"
         )
+    config = load_config(workspace, overrides, settings=options.settings)
+    if options.mcp_servers or options.mcp_config:
+        from agent_cli.extensions.mcp.config import read_mcp_configs
+
+        servers = {**read_mcp_configs(options.mcp_config), **options.mcp_servers}
+        servers = {k: dict(v) for k, v in servers.items()}
+        origin = options.mcp_servers_origin if options.mcp_servers else "--mcp-config"
+        config = replace(config, caller_mcp_servers=servers, caller_mcp_origin=origin)
+    if options.system_prompt is not None or options.append_system_prompt:
+        own = SystemPrompt(options.system_prompt, options.append_system_prompt or "")
+        config = replace(config, system_prompt=own)
+    if options.allowed_tools or options.disallowed_tools:
+        rules = PermissionRules(allow=options.allowed_tools, deny=options.disallowed_tools)
+        config = replace(config, flag_permissions=rules)
     if options.resume is not None and not options.resume.strip():
         raise ConfigError("--resume (resume) needs a session id: see `agent sessions`")
     if options.resume and options.continue_session:

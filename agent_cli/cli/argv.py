@@ -1,5 +1,5 @@
 """argv as typer can take it: `--resume` with no id, the prompt's words wherever they stand, and
-Claude Code's `--allowedTools A B C` (a rule list that takes several values)."""
+Claude Code's `--allowedTools A B C` (a rule list that takes several values) and `--mcp-config A B`."""
 
 from __future__ import annotations
 
@@ -53,6 +53,9 @@ def _prompt_words(argv: list[str], command: Any) -> list[str]:
             while arg in RULE_OPTIONS and index + 1 < len(argv) and _is_rule(argv[index + 1]):
                 index += 1  # Claude Code's `--allowedTools Read "Bash(git diff:*)"`: one option each
                 options += [arg, argv[index]]
+            while arg == "--mcp-config" and index + 1 < len(argv) and _is_mcp_config(argv[index + 1]):
+                index += 1  # `--mcp-config a.json b.json`, as Claude Code takes it
+                options += [arg, argv[index]]
             printing = printing or arg in ("-p", "--print")
         elif not words and not printing and arg in command.commands:
             return argv  # a subcommand: the rest is its own
@@ -66,3 +69,8 @@ def _is_rule(text: str) -> bool:
     from agent_cli.tools.rules import is_tool_rule  # only when a rule option is given: 80 ms to import
 
     return not text.startswith("-") and is_tool_rule(text)
+
+
+def _is_mcp_config(text: str) -> bool:
+    """A further value of `--mcp-config`: a `.json` file's name or a JSON object, not a prompt word."""
+    return text.endswith(".json") or text.lstrip().startswith("{")

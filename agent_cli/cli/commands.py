@@ -40,11 +40,11 @@ def typer_app():
             help="Run headless: print the answer and exit. The prompt is the arguments, after what is piped in.",
         ),
         prompt: str | None = typer.Option(None, "--prompt", hidden=True),  # the words (normalize)
-        output_format: str = typer.Option(
-            "text", "--output-format", metavar="FORMAT", help="text | json | stream-json (with -p)."
+        output_format: str | None = typer.Option(
+            None, "--output-format", metavar="FORMAT", help="text | json | stream-json (with -p)."
         ),
-        input_format: str = typer.Option(
-            "text",
+        input_format: str | None = typer.Option(
+            None,
             "--input-format",
             metavar="FORMAT",
             help="text | stream-json: user messages on stdin (with -p).",
@@ -112,6 +112,21 @@ def typer_app():
         trust_workspace: bool = typer.Option(
             False, "--trust-workspace", metavar="", help="Use this workspace's .mcp.json, hooks and settings."
         ),
+        system_prompt: str | None = typer.Option(
+            None, "--system-prompt", metavar="TEXT", help="The system prompt, in place of the built-in one."
+        ),
+        append_system_prompt: str | None = typer.Option(
+            None, "--append-system-prompt", metavar="TEXT", help="Text added after the system prompt."
+        ),
+        mcp_config: list[str] = typer.Option(
+            [],
+            "--mcp-config",
+            metavar="FILES",
+            help="MCP servers of yours, from .mcp.json-shaped files or JSON.",
+        ),
+        settings: str | None = typer.Option(
+            None, "--settings", metavar="FILE", help="A Claude Code settings file of yours (hooks, rules)."
+        ),
         version: bool = typer.Option(False, "--version", "-V", metavar="", help="Print the version."),
     ) -> None:
         if version:
@@ -121,10 +136,14 @@ def typer_app():
             raise typer.Exit()
         if ctx.invoked_subcommand is not None:
             return
-        if output_format not in ("text", "json", "stream-json"):
+        if output_format not in (None, "text", "json", "stream-json"):
             raise typer.BadParameter("use text, json or stream-json", param_hint="--output-format")
-        if input_format not in ("text", "stream-json"):
+        if input_format not in (None, "text", "stream-json"):
             raise typer.BadParameter("use text or stream-json", param_hint="--input-format")
+        if not print_:  # `agent hi --output-format json` from a script that forgot -p: not the TUI
+            for flag, value in (("--output-format", output_format), ("--input-format", input_format)):
+                if value is not None:
+                    fail(f'{flag} needs -p (a headless run): agent -p {flag} {value} "PROMPT"')
         from agent_cli.api.options import Options
 
         options = Options(
@@ -143,10 +162,15 @@ def typer_app():
             script=script,
             demo=demo,
             debug=debug,
+            system_prompt=system_prompt,
+            append_system_prompt=append_system_prompt,
+            mcp_config=tuple(mcp_config),
+            settings=settings,
         )
         words = [prompt] if prompt else []
         if print_:
-            raise typer.Exit(headless(options, words, output_format, input_format, pick=resume == PICK))
+            fmt, source = output_format or "text", input_format or "text"
+            raise typer.Exit(headless(options, words, fmt, source, pick=resume == PICK))
         if fork_session and not (resume or continue_):
             fail("--fork-session needs --continue or --resume ID (the session to copy)")
         if resume == PICK and prompt:

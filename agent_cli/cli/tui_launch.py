@@ -5,6 +5,7 @@ the process on SIGTERM/SIGHUP even if the terminal is gone."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from agent_cli.cli.launch import fail
@@ -50,6 +51,8 @@ def run_tui(options: Options, *, pick: bool = False, initial_prompt: str | None 
         raise
     if has_key(prepared.config):
         check_openable(prepared)
+    if not is_terminal():  # a script without -p: the full-screen UI would wait for keys for ever
+        fail('the interactive UI needs a terminal; use -p for scripts (agent -p "PROMPT")')
 
     def stopped(signum: int) -> None:
         app.exit(return_code=exit_code(signum))
@@ -75,6 +78,14 @@ def run_tui(options: Options, *, pick: bool = False, initial_prompt: str | None 
         print(line)
     if app.return_code:
         raise SystemExit(app.return_code)
+
+
+def is_terminal() -> bool:
+    """Whether stdin and stdout are both a terminal, as the full-screen UI needs."""
+    try:
+        return os.isatty(sys.stdin.fileno()) and os.isatty(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # closed, or not a real file
+        return False
 
 
 def way_back(backend: object) -> str:

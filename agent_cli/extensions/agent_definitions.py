@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent_cli.context.prompts import load_prompt
+from agent_cli.llm.models import builtin_registry
 from agent_cli.settings.trust import AGENT_DIRS
 from agent_cli.tools.task import DEFAULT_AGENT, AgentDefinition
 
@@ -45,7 +46,6 @@ CLAUDE_TOOL_NAMES = {
     "webfetch": "web_fetch",
     "websearch": "web_search",
 }
-MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5", "haiku": "claude-haiku-5-5"}
 EXPLORE_TOOLS = ("read_file", "grep", "glob", "ls", "recall")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
@@ -148,7 +148,7 @@ def parse_agent(path: Path, known_tools: set[str]) -> tuple[AgentDefinition, lis
     notes: list[str] = []
     tools = _tools(meta.get("tools"), known_tools, notes)
     model = str(meta.get("model") or "").strip()
-    model = "" if model.lower() in ("", "inherit") else MODEL_ALIASES.get(model.lower(), model)
+    model = "" if model.lower() in ("", "inherit") else builtin_registry().resolve(model)  # `haiku`
     return AgentDefinition(name, description, body.strip(), tools, model, str(path)), notes
 
 

@@ -71,10 +71,9 @@ def load_extensions(
     skills = load_skills(skill_dirs(workspace, skill_roots), workspace, trusted)
     grants = SkillGrants(permissions, trusted)
     table, clashes = prompt_commands(workspace, commands, skills, grants, builtin_commands)
-    # a broken workspace settings file is reported by permission_sources (it reads them, trusted or
-    # not); here only the user's own ~/.claude/settings.json, so each broken file is one line
-    broken = [f.error for f in settings if f.error and f.origin == "user"]
-    warnings = broken + problems + list(commands.warnings) + list(skills.warnings) + clashes
+    # a broken settings file, the person's own or the workspace's, is reported by permission_sources
+    # (it reads them all, trusted or not), so each broken file is one line
+    warnings = problems + list(commands.warnings) + list(skills.warnings) + clashes
     return SessionExtensions(
         workspace,
         tuple(groups),

@@ -1,6 +1,10 @@
 """The model registry: windows, output limits, prices, caching, provider — from models.toml, with the
 user's `[models.NAME]` tables from config laid over it.
 
+Claude Code's aliases (`sonnet`, `opus`, `haiku`, ...) are models.toml's [aliases]: each names the
+newest model of its family here, and the config resolves one when it is read (`resolve`); the ones
+that are a behaviour rather than a model (`opusplan`) are [unsupported_aliases], refused with why.
+
 An unknown model gets models.toml's [default] (a 200k window) and `ModelRegistry.warning` says so, once
 per session, with how to describe it. Lookups accept a date suffix (`claude-sonnet-4-5-20250929`,
 `gpt-4o-2024-08-06`) and a routing prefix (`anthropic/claude-sonnet-5-5`, as LiteLLM names them).
@@ -11,7 +15,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -77,9 +81,26 @@ _OWN_API = {"anthropic": "Anthropic's API", "openai": "OpenAI's API"}
 class ModelRegistry:
     default: Mapping[str, Any]
     models: Mapping[str, Mapping[str, Any]]
+    aliases: Mapping[str, str] = field(default_factory=dict)  # Claude Code's `sonnet` -> a model id
+    unsupported: Mapping[str, str] = field(default_factory=dict)  # an alias we lack -> what it is
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.models)
+
+    def resolve(self, name: str) -> str:
+        """The model id an alias stands for (`sonnet`, any case); any other name as it is (a model
+        the person's `[models.NAME]` calls `sonnet` too)."""
+        if name in self.models:
+            return name
+        return self.aliases.get(name.strip().lower(), name)
+
+    def refusal(self, name: str) -> str:
+        """Why `name` cannot be used ("" when it can): one of Claude Code's aliases we do not have."""
+        what = self.unsupported.get(name.strip().lower())
+        if what is None:
+            return ""
+        usable = ", ".join(sorted(self.aliases))
+        return f"model {name!r} is Claude Code's {what}, which agent does not do: give one model ({usable} or an id)"
 
     def lookup(self, name: str) -> ModelEntry:
         table = self._table(name)
@@ -152,7 +173,7 @@ class ModelRegistry:
         merged = {name: dict(table) for name, table in self.models.items()}
         for name, table in overrides.items():
             merged[name] = {**merged.get(name, {}), **check_table(f"models.{name}", table)}
-        return ModelRegistry(self.default, merged)
+        return ModelRegistry(self.default, merged, self.aliases, self.unsupported)
 
     def _table(self, name: str) -> Mapping[str, Any] | None:
         for candidate in (name, name.rsplit("/", 1)[-1]):
@@ -204,7 +225,12 @@ def builtin_registry() -> ModelRegistry:
     data = tomllib.loads(text)
     default = check_table("models.toml [default]", data.get("default", {}))
     models = {name: check_table(f"models.toml [models.{name}]", t) for name, t in data["models"].items()}
-    return ModelRegistry(default, models)
+    aliases = {str(alias): str(target) for alias, target in data.get("aliases", {}).items()}
+    unknown = sorted(target for target in aliases.values() if target not in models)
+    if unknown:  # a release that renamed a model and not its alias must not ship
+        raise ConfigError(f"models.toml [aliases]: {unknown[0]} is not one of its [models]")
+    unsupported = {str(alias): str(what) for alias, what in data.get("unsupported_aliases", {}).items()}
+    return ModelRegistry(default, models, aliases, unsupported)
 
 
 def workspace_facts(name: str) -> tuple[str, ...]:

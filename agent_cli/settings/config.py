@@ -19,9 +19,10 @@ from agent_cli.context.model import MIN_BUDGET_TOKENS, ContextConfig
 from agent_cli.core.errors import ConfigError
 from agent_cli.llm.models import DEFAULT_MODEL, check_table, registry
 from agent_cli.llm.openai_compat import OpenAISettings
+from agent_cli.settings.checks import Sources, check_endpoints, check_values, unknown_settings
 from agent_cli.settings.claude_user import ClaudeUser, claude_user
-from agent_cli.settings.files import person_default_mode
-from agent_cli.settings.layers import read_layer
+from agent_cli.settings.files import person_default_mode, read_named_settings
+from agent_cli.settings.layers import read_layer, shown
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES  # one list of modes
 from agent_cli.tools.sandbox.bwrap import SANDBOX_MODES  # auto: bubblewrap when it works; on: required; off
 from agent_cli.tools.sandbox.child_env import AGENT_CREDENTIALS, ChildEnv
@@ -71,6 +72,14 @@ class Extensions:
 
 
 @dataclass(frozen=True)
+class SystemPrompt:
+    """`--system-prompt TEXT` / `--append-system-prompt TEXT`: the person's own words, flags only."""
+
+    replace: str | None = None  # in place of prompts/system.md (None: that file)
+    append: str = ""  # after it
+
+
+@dataclass(frozen=True)
 class Config:
     model: str = DEFAULT_MODEL
     provider: str = "anthropic"
@@ -105,6 +114,8 @@ class Config:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # `[models.NAME]`: registry overrides
     claude: ClaudeUser = field(default_factory=ClaudeUser)  # the person's ~/.claude/settings.json model, env
     warnings: tuple[str, ...] = ()  # one line per config file that set what it may not (layers.py)
+    system_prompt: SystemPrompt = field(default_factory=SystemPrompt)  # the flags alone set it
+    settings_file: Path | None = None  # `--settings FILE`: a Claude Code settings file of the person's
 
     def sessions_root(self, workspace: Path) -> Path:
         return (
@@ -147,38 +158,55 @@ def config_paths(workspace: Path, env: dict[str, str] | None = None) -> list[Pat
 
 
 def load_config(
-    workspace: Path, overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None
+    workspace: Path,
+    overrides: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    settings: str | None = None,
 ) -> Config:
-    """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens)."""
+    """Merge the layers; `overrides` are the flags (dotted keys for [context], e.g. context.budget_tokens);
+    `settings` the person's `--settings FILE` (its defaultMode over ~/.claude/settings.json's)."""
     env = dict(os.environ) if env is None else env
-    mode = person_default_mode(env)  # Claude Code's defaultMode of the person's own: below every layer
+    settings_file = read_named_settings(settings) if settings is not None else None
+    mode = person_default_mode(env, settings_file)  # Claude Code's defaultMode, the person's: below all
     values: dict[str, Any] = {"permission_mode": mode} if mode else {}
     tables: dict[str, Any] = {"permissions": {}, "sandbox": {}, "openai": {}, "models": {}, "web": {}}
     rules: list[dict[str, list[str]]] = []
     extensions: list[Extensions] = []
     user_path, workspace_path = config_paths(workspace, env)
     layers = [read_layer(user_path, "user"), read_layer(workspace_path, "workspace")]
+    sources, unknown = Sources(), []  # where each value came from; a workspace's unknown settings
     for layer in layers:
         data, path = dict(layer.data), layer.path
+        name = shown(path) if layer.origin == "user" else ".agent/config.toml"
+        sources.file(data, name)
         extensions.append(_extensions(data, path))
         tables["permissions"] = {}
         _merge_tables(tables, data, path)
         rules.append(tables["permissions"])
         _merge_provider_tables(tables, data, path)
-        values.update(_flatten(data))
+        flat = _flatten(data)
+        if layer.origin == "workspace" and (note := unknown_settings(flat, _settable, name)):
+            unknown.append(note)  # a repository written for a newer version: not a reason to stop
+        sources.file(flat, name)
+        values.update(flat)
     for var, key in ENV.items():
         if env.get(var, "") != "":
             values[key] = env[var]
+            sources.variable(key, var)
     for key, value in (overrides or {}).items():
         if value is not None:
             values[key] = value
-    names = registry(tables["models"]).names()
-    claude = claude_user(env, base_url=str(values.get("base_url") or ""), models=names)
+            sources.option(key)
+    models = registry(tables["models"])  # Claude Code's aliases (`sonnet`) become the ids they name
+    claude = claude_user(env, base_url=str(values.get("base_url") or ""), models=models.names())
     anthropic = values.get("provider", "anthropic") == "anthropic"  # Claude Code's models are Anthropic's
     if claude.model and anthropic and "model" not in values:  # below every setting of ours
         values["model"] = claude.model
-    config = _build(values)
-    return dataclasses.replace(
+    config = _build(values, sources)
+    summarizer = models.resolve(config.summarizer_model) if config.summarizer_model else ""
+    config = dataclasses.replace(config, model=models.resolve(config.model), summarizer_model=summarizer)
+    check_values(config, sources, models)
+    config = dataclasses.replace(
         config,
         permissions=_permission_rules(rules[0]),
         workspace_permissions=_permission_rules(rules[1]),
@@ -189,8 +217,11 @@ def load_config(
         claude=claude,
         user_extensions=extensions[0],
         workspace_extensions=extensions[1],
-        warnings=(*(layer.warning for layer in layers if layer.warning), *claude.notes),
+        warnings=(*(layer.warning for layer in layers if layer.warning), *unknown, *claude.notes),
+        settings_file=settings_file,
     )
+    check_endpoints(config, sources, env)
+    return config
 
 
 def _extensions(data: dict[str, Any], path: Path) -> Extensions:
@@ -327,23 +358,30 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         raise ConfigError(f"config {name}: {value!r} is not a valid {type(default).__name__}") from None
 
 
-def _build(values: dict[str, Any]) -> Config:
+def _settable(key: str) -> bool:
+    """Whether `key` (dotted for [context]) is a setting: a plain value of Config or ContextConfig."""
+    if key.startswith("context."):
+        return key.removeprefix("context.") in {f.name for f in dataclasses.fields(ContextConfig)}
     top = {f.name: f for f in dataclasses.fields(Config)}
-    ctx_fields = {f.name: f for f in dataclasses.fields(ContextConfig)}
+    return key in top and top[key].type in ("str", "int", "bool", "float")
+
+
+def _build(values: dict[str, Any], sources: Sources | None = None) -> Config:
     ctx_defaults = ContextConfig()
     defaults = Config()
     kwargs: dict[str, Any] = {}
     ctx_kwargs: dict[str, Any] = {}
     for key, value in values.items():
-        if key.startswith("context."):
-            name = key.removeprefix("context.")
-            if name not in ctx_fields:
-                raise ConfigError(f"unknown setting context.{name}")
-            ctx_kwargs[name] = _coerce(key, value, getattr(ctx_defaults, name))
-        elif key in top and top[key].type in ("str", "int", "bool", "float"):
-            kwargs[key] = _coerce(key, value, getattr(defaults, key))
-        else:
-            raise ConfigError(f"unknown setting {key!r}")
+        try:
+            if not _settable(key):
+                raise ConfigError(f"unknown setting {key if key.startswith('context.') else repr(key)}")
+            if key.startswith("context."):
+                name = key.removeprefix("context.")
+                ctx_kwargs[name] = _coerce(key, value, getattr(ctx_defaults, name))
+            else:
+                kwargs[key] = _coerce(key, value, getattr(defaults, key))
+        except ConfigError as exc:  # which file, variable or flag it was
+            raise exc if sources is None else sources.error(key, str(exc)) from None
     if ctx_kwargs.get("cache_ttl") == "1h":
         ctx_kwargs.setdefault("cache_ttl_seconds", 3600.0)
     config = Config(**kwargs, context=ContextConfig(**ctx_kwargs))

@@ -3,7 +3,8 @@ read the same parsed files (`load_all_settings`; the session hands them to both)
 
 Which files, lowest precedence first:
 - user:      `$CLAUDE_CONFIG_DIR/settings.json` (default `~/.claude/settings.json`): the person's own
-             Claude Code settings, always trusted, so their hooks and rules carry over;
+             Claude Code settings, always trusted, so their hooks and rules carry over; then the file
+             they name with `--settings FILE` (`extra`), theirs too;
 - workspace: `.claude/settings.json`, `.claude/settings.local.json`, `.agent/settings.json`, read only
              in a trusted workspace (settings/trust.py): they can make the agent run code.
 
@@ -29,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from agent_cli.core.errors import ConfigError
 
 Origin = Literal["user", "workspace"]
 WORKSPACE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".agent/settings.json")
@@ -80,10 +83,11 @@ def claude_user_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def settings_paths(
-    workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None
+    workspace: Path, *, trusted: bool, env: Mapping[str, str] | None = None, extra: Path | None = None
 ) -> list[tuple[Path, Origin]]:
     """The settings files that apply here, lowest precedence first (whether or not they exist)."""
     paths: list[tuple[Path, Origin]] = [(claude_user_dir(env) / "settings.json", "user")]
+    paths += [(extra, "user")] if extra is not None else []
     if trusted:
         paths += [(workspace / name, "workspace") for name in WORKSPACE_SETTINGS]
     return paths
@@ -96,12 +100,14 @@ def load_settings(
     return trusted_files(load_all_settings(workspace, env), trusted)
 
 
-def load_all_settings(workspace: Path, env: Mapping[str, str] | None = None) -> list[SettingsFile]:
+def load_all_settings(
+    workspace: Path, env: Mapping[str, str] | None = None, extra: Path | None = None
+) -> list[SettingsFile]:
     """Every existing settings file, the user's and the workspace's whether trusted or not, parsed:
-    each reader keeps what it may use."""
+    each reader keeps what it may use. `extra`: the person's `--settings FILE`."""
     return [
         read_settings(path, origin)
-        for path, origin in settings_paths(workspace, trusted=True, env=env)
+        for path, origin in settings_paths(workspace, trusted=True, env=env, extra=extra)
         if path.is_file()
     ]
 
@@ -130,14 +136,26 @@ def read_settings(path: Path, origin: Origin) -> SettingsFile:
     return SettingsFile(path, origin, data)
 
 
-def person_default_mode(env: Mapping[str, str] | None = None) -> str | None:
-    """Our name for the `permissions.defaultMode` of the person's own Claude Code settings; None
-    when it is not set, or names a mode we do not have (`dontAsk`, `auto`: said by `ignored_keys`)."""
-    path = claude_user_dir(env) / "settings.json"
+def person_default_mode(env: Mapping[str, str] | None = None, extra: Path | None = None) -> str | None:
+    """Our name for the `permissions.defaultMode` of the person's own Claude Code settings (their
+    `--settings FILE`'s over ~/.claude's); None when it is not set, or names a mode we do not have
+    (`dontAsk`, `auto`: said by `ignored_keys`)."""
+    found = None
+    for path in (claude_user_dir(env) / "settings.json", extra):
+        mode = _default_mode(read_settings(path, "user").data) if path and path.is_file() else None
+        found = CLAUDE_MODES.get(mode, found) if isinstance(mode, str) else found
+    return found
+
+
+def read_named_settings(value: str) -> Path:
+    """The settings file the person named with `--settings`, checked: a ConfigError naming it when it
+    is missing or is not a JSON object (they asked for it, so it is not skipped with a warning)."""
+    path = Path(value).expanduser().absolute()
     if not path.is_file():
-        return None
-    mode = _default_mode(read_settings(path, "user").data)
-    return CLAUDE_MODES.get(mode) if isinstance(mode, str) else None
+        raise ConfigError(f"--settings {value}: no such file")
+    if problem := read_settings(path, "user").problem:
+        raise ConfigError(f"--settings {value}: {problem.removesuffix('; ignored')}")
+    return path
 
 
 def ignored_keys(file: SettingsFile) -> list[str]:

@@ -8,7 +8,10 @@
   ask rules always apply (they only make the agent more careful); their allow rules only in a
   trusted workspace (settings/trust.py), since a cloned repository must not be able to allow itself
   to run commands.
-A settings file or rule that does not parse gives one warning line naming it; the rest still works.
+A settings file or rule that does not parse gives one warning line naming it (the person's own
+`~/.claude/settings.json` included: this is the one place that says it); the rest still works.
+An untrusted workspace settings file's allow rules are not warned about here: the trust notice names
+that file (settings/trust.py); `GatheredRules.untrusted` keeps the line for /permissions.
 A workspace settings file that sets what only the person may (settings/files.py `PERSON_ONLY_KEYS`:
 the mode, the sandbox, the environment, credential helpers; and `model`) gets one line naming those
 keys; so does the person's own for those we do not read from it (all but a `defaultMode` we have,
@@ -32,6 +35,9 @@ from agent_cli.tools.rules import EFFECTS, SourcedRule, parse_rules
 class GatheredRules:
     rules: tuple[SourcedRule, ...]
     warnings: tuple[str, ...]
+    # the allow rules of settings files left out for want of trust: the trust notice already names
+    # those files (settings/trust.py), so these are for /permissions, not said again at the start
+    untrusted: tuple[str, ...] = ()
 
 
 def gather_rules(
@@ -41,13 +47,14 @@ def gather_rules(
     here when not given)."""
     rules: list[SourcedRule] = []
     warnings: list[str] = []
+    untrusted: list[str] = []
 
-    def add(table: PermissionRules, source: str, allow_counts: bool = True) -> None:
+    def add(table: PermissionRules, source: str, allow_counts: bool = True, told: bool = False) -> None:
         for effect in EFFECTS:
             texts = getattr(table, effect)
             if effect == "allow" and not allow_counts:
                 if texts:
-                    warnings.append(
+                    (untrusted if told else warnings).append(
                         f"{source}: allow rules ignored (this workspace is not trusted; "
                         "pass --trust-workspace to use them)"
                     )
@@ -80,8 +87,8 @@ def gather_rules(
                 "~/.config/agent/config.toml, the environment or flags"
             )
             warnings.append(f"{name}: ignored keys {', '.join(tried)} ({why})")
-        add(table, name, trusted or file.origin == "user")
-    return GatheredRules(tuple(rules), tuple(warnings))
+        add(table, name, trusted or file.origin == "user", told=True)
+    return GatheredRules(tuple(rules), tuple(warnings), tuple(untrusted))
 
 
 def settings_rules(data: Mapping[str, Any]) -> tuple[PermissionRules, str]:

@@ -51,7 +51,10 @@ def test_every_source_with_its_name(tmp_path: Path) -> None:
     assert ("Bash(npm test)", "allow", ".claude/settings.json") not in listed
     assert ("Read(.env)", "deny", ".claude/settings.json") in listed  # deny rules always apply
     assert ("WebFetch", "deny", ".agent/config.toml") in listed
-    assert any("allow rules ignored" in w and ".claude/settings.json" in w for w in untrusted.warnings)
+    # the trust notice names the settings file; its line is kept for /permissions, not said again
+    assert any("allow rules ignored" in w and ".claude/settings.json" in w for w in untrusted.untrusted)
+    assert not any(".claude/settings.json" in w for w in untrusted.warnings)
+    assert any("allow rules ignored" in w and ".agent/config.toml" in w for w in untrusted.warnings)
 
 
 def test_a_bad_file_or_rule_is_one_line_and_the_rest_works(tmp_path: Path) -> None:

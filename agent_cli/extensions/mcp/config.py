@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agent_cli.core.errors import ConfigError
 from agent_cli.tools.sandbox.child_env import ChildEnv
 
 Transport = Literal["stdio", "http", "sse"]
@@ -107,18 +108,43 @@ def read_mcp_json(path: Path) -> tuple[dict[str, Any], str]:
         return {}, ""
     except (OSError, UnicodeDecodeError) as exc:
         return {}, f"{path}: cannot read it ({exc}); its MCP servers are not used"
+    servers, problem = _servers_in(text)
+    return servers, f"{path}: {problem}; its MCP servers are not used" if problem else ""
+
+
+def read_mcp_configs(values: Sequence[str]) -> dict[str, Any]:
+    """`--mcp-config`'s servers, by name: each value a file of `.mcp.json`'s shape or that JSON itself,
+    a later one winning on a name. The person named them, so one that cannot be used is a ConfigError
+    naming it, not a warning."""
+    servers: dict[str, Any] = {}
+    for value in values:
+        path = Path(value).expanduser()
+        if value.lstrip().startswith("{"):
+            found, problem = _servers_in(value)
+        elif not path.is_file():
+            raise ConfigError(f"--mcp-config {value}: no such file")
+        else:
+            try:
+                found, problem = _servers_in(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError) as exc:
+                found, problem = {}, f"cannot read it ({exc})"
+        if problem:
+            raise ConfigError(f"--mcp-config {value if path.is_file() else 'JSON'}: {problem}")
+        servers.update(found)
+    return servers
+
+
+def _servers_in(text: str) -> tuple[dict[str, Any], str]:
+    """The `mcpServers` table of `.mcp.json`-shaped text, and what is wrong with it ("" when nothing)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return (
-            {},
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}; its MCP servers are not used",
-        )
+        return {}, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     if not isinstance(data, dict):
-        return {}, f'{path}: expected an object like {{"mcpServers": {{...}}}}; its MCP servers are not used'
+        return {}, 'expected an object like {"mcpServers": {...}}'
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        return {}, f'{path}: "mcpServers" must be an object of servers by name; its MCP servers are not used'
+        return {}, '"mcpServers" must be an object of servers by name'
     return servers, ""
 
 

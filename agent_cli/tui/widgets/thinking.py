@@ -8,6 +8,7 @@ from textual.widgets import Collapsible, Static
 
 class Thinking(Collapsible):
     DEFAULT_CSS = """
+    Thinking.discarded { opacity: 50%; }  /* streamed by an attempt that failed and was retried */
     Thinking {
         margin: 1 0 0 0;
         padding: 0;

@@ -148,6 +148,12 @@ async def test_a_mostly_utf8_file_is_not_read_as_cp1252(ws: Path, call) -> None:
     assert "café crème" in read.output and "Ã" not in read.output and "3\\xa4" in read.output
     write = await call("edit_file", path="menu.txt", old_string="price", new_string="prix")
     assert not write.is_error and (ws / "menu.txt").read_bytes() == data.replace(b"price", b"prix")
+    write = await call("write_file", path="menu.txt", content="menu: thé\n")
+    assert (
+        write.output == "Overwrote menu.txt (1 line; was 4 lines)."
+        and "Kept its encoding" not in write.output
+    )
+    assert (ws / "menu.txt").read_bytes() == "menu: thé\n".encode()
 
 
 def test_detect_names_what_it_finds() -> None:

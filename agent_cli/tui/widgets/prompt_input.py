@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 from agent_cli.agent.api import CommandSpec, MentionInfo, find_mentions, mention_at
 from agent_cli.tui.completion import Completion, complete, file_completions
 from agent_cli.tui.history import PromptHistory
+from agent_cli.tui.inline_bindings import run_own_binding
 from agent_cli.tui.paste import PasteStore, wants_chip
 from agent_cli.tui.widgets.mention_bar import MentionBar
 
@@ -76,6 +77,8 @@ class PromptTextArea(TextArea):
             event.prevent_default()
             start, end = self.selection
             self.replace("\n", start, end, maintain_selection_offset=False)
+        else:  # Backspace, arrows, Ctrl+W…: now, not after the characters typed after them
+            await run_own_binding(self, event)
 
     def action_delete_left(self) -> None:
         if not self._delete_chip(left=True):

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,16 @@ for var in (
     os.environ.pop(var, None)
 os.environ.setdefault("XDG_CONFIG_HOME", "/nonexistent-agent-test-config")
 os.environ.setdefault("CLAUDE_CONFIG_DIR", "/nonexistent-claude-test-config")  # never ~/.claude
+# The TUI keeps the person's prompts in $XDG_STATE_HOME/agent (tui/history_file.py): never theirs here,
+# for the processes and tmux sessions the tests start too (each test gets its own: `own_state_home`).
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="agent-test-state-")
+atexit.register(shutil.rmtree, os.environ["XDG_STATE_HOME"], ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def own_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own $XDG_STATE_HOME: no prompt history carried from one test to the next."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture(scope="session", autouse=True)

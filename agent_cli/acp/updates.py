@@ -147,7 +147,13 @@ class Updates:
             self.running.clear()
             return ended
         if isinstance(event, Retrying):
-            return [update_agent_thought_text(f"\n(retrying in {event.delay:.0f} s: {event.reason})\n")]
+            retry = [update_agent_thought_text(f"\n(retrying in {event.delay:.0f} s: {event.reason})\n")]
+            if event.discarded:  # the editor cannot take back the chunks it got: it is told they are void
+                cut = (
+                    f"[{event.reason}: the answer above was cut off and is discarded; it starts again below]"
+                )
+                return [update_agent_message_text(_paragraph(cut)), *retry]
+            return retry
         return []
 
     # -- tool calls ---------------------------------------------------------------------------------

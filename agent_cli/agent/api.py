@@ -14,7 +14,7 @@ from agent_cli.core.events import ContextStatus, Event, EvictionReport, ShellInf
 from agent_cli.core.types import CommandSpec, Message
 from agent_cli.llm.models import known_models
 from agent_cli.session.log import SessionInfo
-from agent_cli.tools.mentions.parse import find_mentions, mention_at  # noqa: F401 - `@` in the prompt
+from agent_cli.tools.mentions.parse import find_mentions, mention_at, mention_text  # noqa: F401 - `@`
 from agent_cli.tools.permissions import CYCLE as MODE_CYCLE  # noqa: F401 - Shift+Tab in the TUI
 from agent_cli.tools.permissions import MODES as PERMISSION_MODES
 

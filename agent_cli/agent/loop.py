@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agent_cli.agent.response_reader import PARTIAL_MARK, ResponseReader
 from agent_cli.agent.tool_calls import ToolCalls
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import (
@@ -24,9 +25,6 @@ from agent_cli.core.events import (
     Event,
     Notice,
     RequestStarted,
-    Retrying,
-    TextDelta,
-    ThinkingDelta,
     TurnFinished,
     TurnStarted,
     UsageUpdate,
@@ -42,11 +40,6 @@ from agent_cli.extensions.hooks.api import (
 from agent_cli.llm.base import (
     Provider,
     StreamDone,
-    StreamRetry,
-    StreamText,
-    StreamThinking,
-    StreamToolStart,
-    StreamUsage,
 )
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.permissions import Permissions
@@ -286,28 +279,9 @@ class Loop:
         while True:
             request = self.engine.build_request(max_tokens=self.max_tokens)
             emit(RequestStarted(step))
-            streamed = ""
+            reader = ResponseReader(emit, self.log, self._streaming_status)
             try:
-                done = None
-                async for event in self.provider.stream(request):
-                    if isinstance(event, StreamText):
-                        streamed += event.text
-                        emit(TextDelta(event.text))
-                    elif isinstance(event, StreamThinking):
-                        emit(ThinkingDelta(event.text))
-                    elif isinstance(event, StreamToolStart):
-                        pass
-                    elif isinstance(event, StreamUsage):
-                        emit(ContextUpdate(self._streaming_status(event.usage)))
-                    elif isinstance(event, StreamRetry):
-                        emit(Retrying(event.attempt, event.delay, event.reason))
-                        self.log.append(
-                            "retry", attempt=event.attempt, delay=event.delay, reason=event.reason
-                        )
-                    elif isinstance(event, StreamDone):
-                        done = event
-                if done is None:
-                    raise ProviderError("network", "the response ended before it was complete")
+                done = await reader.read(self.provider.stream(request))
             except ContextOverflowError as exc:
                 overflow_tries += 1
                 self.log.append(
@@ -327,14 +301,12 @@ class Loop:
                 self._record(truncated, emit, applied=True)
                 continue
             except asyncio.CancelledError:
-                if streamed:
-                    self._keep_partial(streamed)
+                self._keep_partial(reader.partial)
                 raise
             except ProviderError as exc:
                 self.log.append("error", kind=exc.kind, message=str(exc), status=exc.status)
-                emit(ErrorEvent(exc.kind, str(exc), exc.hint or _hint(exc)))
-                if streamed:
-                    self._keep_partial(streamed)
+                emit(ErrorEvent(exc.kind, str(exc), reader.cut_off_hint(exc)))
+                self._keep_partial(reader.partial)
                 return None
             self._accept(request, done, emit)
             if truncated is not None and done.usage.total_input:
@@ -374,9 +346,11 @@ class Loop:
 
     def _keep_partial(self, text: str) -> None:
         """A response cut short still happened: keep its words, marked, so the next turn is valid."""
+        if not text.strip():
+            return
         meta = BlockMeta(Trust.ASSISTANT, "assistant", time.time())
         message = Message(
-            "assistant", (Block.text_block(text.rstrip() + "\n\n[response interrupted]", meta),), self.turn
+            "assistant", (Block.text_block(f"{text.rstrip()}\n\n{PARTIAL_MARK}", meta),), self.turn
         )
         appended = self.engine.append(message)
         self.log.assistant(appended.message, Usage(), self.model.name, "interrupted")
@@ -405,12 +379,3 @@ def compacted_event(compaction: Compaction) -> Compacted:
         compaction.summary,
         compaction.refs,
     )
-
-
-def _hint(exc: ProviderError) -> str:
-    return {
-        "auth": "set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...) or run `agent --demo`",
-        "rate_limit": "the API is rate limiting; wait a little and send your message again",
-        "overloaded": "the API is overloaded; wait a little and send your message again",
-        "network": "check your connection (or ANTHROPIC_BASE_URL) and send your message again",
-    }.get(exc.kind, "send your message again; /clear starts afresh if it keeps failing")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agent_cli.context.reread import visible_read
 from agent_cli.core.errors import ToolError
-from agent_cli.core.surrogates import shown_name
+from agent_cli.core.surrogates import shown_bytes, shown_name
 from agent_cli.core.types import Message
 from agent_cli.tools.encoding import decode_file
 from agent_cli.tools.fs import resolve_path
@@ -37,7 +37,7 @@ def read_for_reattach(workspace: Path, path: str) -> str | None:
     except OSError:
         return None
     decoded = decode_file(data)  # Latin-1, UTF-16…: text; None for binary
-    return decoded[0] if decoded else None
+    return shown_bytes(decoded[0]) if decoded else None  # as read_file shows it
 
 
 def seen_read(workspace: Path, view: Sequence[Message], path: Path, output: str) -> str | None:

@@ -110,5 +110,6 @@ def describe(event: Event) -> str:
     if isinstance(event, Notice):
         return f"{event.level}: {event.text}"
     if isinstance(event, Retrying):
-        return f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}"
+        dropped = " (the partial answer so far is discarded)" if event.discarded else ""
+        return f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}{dropped}"
     return str(event)

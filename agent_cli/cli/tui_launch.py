@@ -112,6 +112,7 @@ def tui_app(
     from agent_cli.api.options import NO_KEY, has_key
     from agent_cli.core.surrogates import scrub
     from agent_cli.tui.app import create_app
+    from agent_cli.tui.history_file import HistoryFile, history_path
 
     startup_error = None if has_key(prepared.config) else NO_KEY
     workspace = prepared.workspace
@@ -172,6 +173,7 @@ def tui_app(
         initial_prompt="/resume" if pick else initial_prompt and scrub(initial_prompt),  # not UTF-8: U+FFFD
         trust_question=question,
         status=starting_status(prepared.config),  # the gauge with no key, or while the session loads
+        history_file=HistoryFile(history_path()),  # Up brings back prompts of earlier sessions
         **app_args,  # tests: clock
     )
     return app

@@ -242,6 +242,7 @@ class Retrying(Event):
     attempt: int = 0
     delay: float = 0.0
     reason: str = ""
+    discarded: bool = False  # the text and thinking streamed since the last retry are not the answer
 
 
 @dataclass(frozen=True)

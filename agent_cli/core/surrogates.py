@@ -7,6 +7,10 @@ takes: one that reached the session log or a request would fail that request and
 the session. So text is scrubbed where it comes in (`scrub`), a file name is shown with its odd
 bytes as `\\xNN` (`shown_name`; `name_from_shown` finds the file again from what the model passes
 back), and the log's writer and `Request` scrub whatever is left (`scrub_json`), as a backstop.
+
+A file that is UTF-8 but for a few bytes is read with them as such surrogates (tools/encoding.py), so
+that an edit writes them back as they were: the model sees them as `\\xNN` (`shown_bytes`), and what
+it passes back is turned into them again (`bytes_from_shown`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")  # only what `shown_name` writes: bytes >= 0x80
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # a byte >= 0x80 decoded with surrogateescape
 
 
 def has_surrogates(text: str) -> bool:
@@ -74,3 +79,17 @@ def name_from_shown(shown: str) -> str | None:
         return os.fsdecode(os.fsencode(raw))  # bytes that do make UTF-8 together become their character
     except UnicodeError:
         return None
+
+
+def shown_bytes(text: str) -> str:
+    """`text` with each byte that `surrogateescape` kept (U+DC80..U+DCFF) written `\\xNN`."""
+    if not has_surrogates(text):
+        return text
+    return _ESCAPED_BYTE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text)
+
+
+def bytes_from_shown(text: str) -> str:
+    """`text` with each `\\xNN` of a byte >= 0x80 as the surrogate `shown_bytes` showed that way."""
+    if "\\x" not in text:
+        return text
+    return _BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)

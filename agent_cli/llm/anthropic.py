@@ -6,7 +6,8 @@
   500/502/503/504 and connection errors, with exponential backoff + jitter (capped at `backoff_max`)
   or the server's `retry-after-ms` / `retry-after` (capped at 60 s), and a stream that gives nothing
   for `idle_timeout` seconds. A `StreamRetry` is yielded before each wait. An error after content
-  was streamed is never retried silently: it is raised.
+  was streamed is retried too (the `StreamRetry` says it `discards` what was streamed), unless a tool
+  call of the response had started: then it is raised.
 - Every failure leaves as a classified `ProviderError` (anthropic_errors.py).
 - A model with preserved thinking (models.toml `thinking_binding`) gets back only the thinking blocks
   still bound to what precedes them (llm/thinking_binding.py): the context engine rewrites old

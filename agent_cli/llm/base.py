@@ -46,11 +46,14 @@ class StreamUsage:
 
 @dataclass(frozen=True)
 class StreamRetry:
-    """The provider is waiting before another attempt (429, 529, overloaded, network)."""
+    """The provider is waiting before another attempt (429, 529, overloaded, network). `discards`:
+    the failed attempt had streamed text or thinking, which the next attempt replaces (no tool call
+    of it had started): what was shown of it is not part of the answer."""
 
     attempt: int
     delay: float
     reason: str
+    discards: bool = False
 
 
 @dataclass(frozen=True)

@@ -85,8 +85,10 @@ def retry_reason(err: ProviderError) -> str:
 
 def final_error(err: ProviderError, attempt: int, content_started: bool) -> ProviderError:
     """The error to raise: the classified one, its message telling what happened."""
-    if content_started:
-        message = f"the response was cut off: {err.message}"
+    if content_started:  # the loop keeps the text it showed, and says so (agent/response_reader.py)
+        message = f"the response was cut off: {err.message}" + (
+            f" (on attempt {attempt + 1})" if attempt else ""
+        )
         hint = "the partial response was discarded; send the message again"
     elif attempt:
         message = f"{err.message} (gave up after {attempt + 1} attempts)"

@@ -1,9 +1,11 @@
 """One retry policy for a provider's streamed request (the SDK's own retries are turned off).
 
-`stream_with_retries` runs attempts: an attempt that fails with a retryable `ProviderError` before
-any content was streamed is tried again after a `StreamRetry` and a wait (the server's retry-after,
-capped, or exponential backoff with jitter); one that fails after content, or with an error that is
-not retryable, or past `max_retries`, is raised with a message saying so (anthropic_errors.final_error).
+`stream_with_retries` runs attempts: an attempt that fails with a retryable `ProviderError` is tried
+again after a `StreamRetry` and a wait (the server's retry-after, capped, or exponential backoff with
+jitter), also when it had streamed text or thinking already: that `StreamRetry` says `discards=True`,
+and whoever shows the stream drops what it got of that attempt (the next one starts the answer again).
+An attempt that fails once a tool call of it has started, or with an error that is not retryable, or
+past `max_retries`, is raised with a message saying so (provider_errors.final_error).
 
 A stream that gives nothing for `idle_timeout` seconds (no answer, or an answer that stopped; 90 s
 unless the person configured `stream_idle_timeout`) is abandoned as `StreamStalled`, a network error:
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_cli.core.errors import ProviderError
-from agent_cli.llm.base import StreamEvent, StreamRetry
+from agent_cli.llm.base import StreamEvent, StreamRetry, StreamToolStart
 from agent_cli.llm.provider_errors import final_error, retry_reason, should_retry
 
 RETRY_AFTER_CAP = 60.0  # the longest server-requested wait we honour
@@ -69,13 +71,15 @@ async def stream_with_retries(
     tries = 0
     while True:
         attempt = new_attempt()
+        tool_started = False  # a tool call of this attempt began: it is not tried again
         try:
             async with aclosing(attempt.events()) as events:
                 async for event in _watched(events, idle_timeout):
+                    tool_started = tool_started or isinstance(event, StreamToolStart)
                     yield event
             return
         except ProviderError as err:
-            if attempt.content_started or not should_retry(err) or tries >= backoff.max_retries:
+            if tool_started or not should_retry(err) or tries >= backoff.max_retries:
                 final = final_error(err, tries, attempt.content_started)
                 if final is err:
                     raise
@@ -83,7 +87,7 @@ async def stream_with_retries(
             tries += 1
             delay = backoff.delay(tries, err.retry_after)
             reason = err.message if isinstance(err, StreamStalled) else retry_reason(err)
-            yield StreamRetry(tries, delay, reason)
+            yield StreamRetry(tries, delay, reason, discards=attempt.content_started)
             await backoff.sleep(delay)
 
 

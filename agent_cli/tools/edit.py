@@ -7,6 +7,7 @@ from typing import Any
 
 from agent_cli.core.errors import ToolError
 from agent_cli.core.files import atomic_write_bytes
+from agent_cli.core.surrogates import bytes_from_shown, has_surrogates, shown_bytes
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
 from agent_cli.tools.encoding import UTF8, with_line_ending
 from agent_cli.tools.fs import (
@@ -83,6 +84,11 @@ class EditTool(PathTool):
             return await _write(ctx, path, text, new, 1, 1, created=False, file=file)
         new = with_line_ending(new, file.newline)  # new lines in a CRLF file end in CRLF too
         starts = _occurrences(text, old)
+        if not starts and has_surrogates(
+            text
+        ):  # the model wrote the file's odd bytes as read_file shows them
+            old, new = bytes_from_shown(old), bytes_from_shown(new)
+            starts = _occurrences(text, old)
         if not starts and "\r\n" in text and "\n" in old and "\r\n" not in old:
             old, new = old.replace("\n", "\r\n"), with_line_ending(new, "\r\n")  # the file uses CRLF
             starts = _occurrences(text, old)
@@ -146,10 +152,10 @@ async def _write(
             summary = f"Edited {shown}: replaced {times}{more}; the new text is at {where}{sign}."
         else:
             summary = f"Edited {shown}: removed {times} at line {first_line}{more}{sign}."
-    snippet = _snippet(after, first_line, last_line)
+    snippet = shown_bytes(_snippet(after, first_line, last_line))
     return ToolResult(
         output=f"{summary}\n{snippet}" if snippet else summary,
-        display=unified_diff(before, after, shown),
+        display=shown_bytes(unified_diff(before, after, shown)),
         meta={"path": str(path), "replacements": replacements},
     )
 
@@ -174,7 +180,7 @@ def _no_match_message(text: str, old: str, shown: str) -> str:
     start, end, ratio = region
     lines = text.splitlines()
     end = min(end, start + REGION_MAX_LINES - 1)
-    body = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(start, end + 1))
+    body = shown_bytes("\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(start, end + 1)))
     hint = ""
     window = "\n".join(lines[start - 1 : end])
     if " ".join(window.split()) == " ".join(old.split()):

@@ -2,11 +2,18 @@
 with it, and encode back to the same bytes, so an edit changes only the edited part of a file.
 
 A file is binary only when it has NUL bytes and is not UTF-16/32, or when no decoding fits.
+
+A file that is UTF-8 but for a few bytes (a stray byte in Chinese text, a Latin-1 `é` pasted into a
+UTF-8 file) is UTF-8 still (`UTF8_MOSTLY`): it has characters UTF-8 made of several bytes, no NUL, and
+at most `MAX_BAD_SHARE` of its bytes (one at least) are not UTF-8, no more than its good characters.
+Those bytes are decoded as lone surrogates (`surrogateescape`) and encoded back as the same bytes; the
+model sees them as `\\xNN` (core/surrogates.py: shown_bytes).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 _BOMS: tuple[tuple[bytes, str, str], ...] = (  # UTF-32 first: its LE BOM starts with UTF-16's
@@ -20,6 +27,9 @@ _WIDE = ("utf_16", "utf_32", "utf-16", "utf-32")
 _WESTERN = "cp1252"  # preferred among single-byte codecs that decode a sample the same way
 _CONTROL_OK = frozenset("\t\n\r\f\v\b\x1b")
 _WESTERN_MARKS = frozenset("€„…†‡‰‹›‘’“”•–—™«»°§©®±·¡¿£¥¢µ²³×÷\xa0")
+MAX_BAD_SHARE = 0.01  # of a file's bytes, that may be not UTF-8 in a file read as UTF-8
+_ESCAPED = re.compile("[\udc80-\udcff]")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
 
 
 @dataclass(frozen=True)
@@ -28,9 +38,12 @@ class Encoding:
 
     codec: str = "utf-8"
     bom: bytes = b""
+    errors: str = "strict"  # "surrogateescape": UTF-8 with a few bytes that are not, kept as they are
 
     @property
     def label(self) -> str:
+        if self.errors == "surrogateescape":
+            return "UTF-8 with bytes that are not UTF-8"
         name = codecs.lookup(self.codec).name
         pretty = {
             "utf-8": "UTF-8",
@@ -43,20 +56,21 @@ class Encoding:
 
     @property
     def is_utf8(self) -> bool:
-        return codecs.lookup(self.codec).name == "utf-8" and not self.bom
+        return codecs.lookup(self.codec).name == "utf-8" and not self.bom and self.errors == "strict"
 
     def decode(self, data: bytes) -> str:
         """The text of `data` (a whole file); UnicodeDecodeError when it does not fit."""
         if self.bom and data.startswith(self.bom):
             data = data[len(self.bom) :]
-        return data.decode(self.codec)
+        return data.decode(self.codec, self.errors)
 
     def encode(self, text: str) -> bytes:
         """`text` as this encoding's bytes; UnicodeEncodeError for a character it cannot hold."""
-        return self.bom + text.encode(self.codec)
+        return self.bom + text.encode(self.codec, self.errors)
 
 
 UTF8 = Encoding()
+UTF8_MOSTLY = Encoding(errors="surrogateescape")
 
 
 def detect(data: bytes, complete: bool = True) -> Encoding | None:
@@ -70,6 +84,8 @@ def detect(data: bytes, complete: bool = True) -> Encoding | None:
         return _bomless_wide(data, complete)
     if _fits(data, "utf-8", complete):
         return UTF8
+    if _mostly_utf8(data, complete):
+        return UTF8_MOSTLY
     return _guess(data, complete)
 
 
@@ -98,7 +114,7 @@ def unencodable(text: str, encoding: Encoding) -> str:
     bad: list[str] = []
     for ch in dict.fromkeys(text):
         try:
-            ch.encode(encoding.codec)
+            ch.encode(encoding.codec, encoding.errors)
         except UnicodeEncodeError:
             bad.append(ch)
             if len(bad) == 5:
@@ -138,6 +154,14 @@ def _fits(data: bytes, codec: str, complete: bool) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _mostly_utf8(data: bytes, complete: bool) -> bool:
+    """UTF-8 but for a few bytes (`data` has no NUL): see the module's docstring."""
+    text = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(data, final=complete)
+    bad = len(_ESCAPED.findall(text))
+    good = len(_NON_ASCII.findall(text)) - bad  # characters of several bytes
+    return 0 < bad <= max(1, int(len(data) * MAX_BAD_SHARE)) and good >= bad
 
 
 def _bomless_wide(data: bytes, complete: bool) -> Encoding | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_cli.core.surrogates import bytes_from_shown, has_surrogates, shown_bytes
 from agent_cli.tools.encoding import detect, line_ending, with_line_ending
 from agent_cli.tools.fs import display_path, resolve_path
 from agent_cli.tools.web.address import host_of
@@ -60,6 +61,8 @@ def _edit_preview(input: dict[str, Any], workspace: Path) -> Preview:
     if old == "":
         return Preview("diff", _diff(text, new if not text else text, workspace, path))
     new = with_line_ending(new, line_ending(text))  # as edit_file writes it
+    if old not in text and has_surrogates(text):  # the file's odd bytes as read_file shows them
+        old, new = bytes_from_shown(old), bytes_from_shown(new)
     if old not in text and "\r\n" in text:
         old, new = old.replace("\n", "\r\n"), with_line_ending(new, "\r\n")
     count = text.count(old)
@@ -81,8 +84,8 @@ def _current(path: Path) -> str:
     if encoding is None:  # binary
         return ""
     body = data[len(encoding.bom) :] if data.startswith(encoding.bom) else data
-    return body.decode(encoding.codec, errors="strict" if complete else "replace")
+    return body.decode(encoding.codec, errors=encoding.errors if complete else "replace")
 
 
 def _diff(old: str, new: str, workspace: Path, path: Path) -> str:
-    return unified_diff(old, new, display_path(workspace, path)) or "(no change)"
+    return shown_bytes(unified_diff(old, new, display_path(workspace, path))) or "(no change)"

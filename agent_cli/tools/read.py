@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.errors import ToolError
+from agent_cli.core.surrogates import shown_bytes
 from agent_cli.tools.base import PathTool, ToolContext, ToolResult
 from agent_cli.tools.encoding import Encoding, detect
 from agent_cli.tools.fs import (
@@ -170,7 +171,7 @@ def _select_lines(path: Path, encoding: Encoding, offset: int, limit: int) -> tu
     total = 0
     with open(path, "rb") as raw:
         raw.seek(len(encoding.bom))
-        with io.TextIOWrapper(raw, encoding=encoding.codec, errors="strict", newline="\n") as f:
+        with io.TextIOWrapper(raw, encoding=encoding.codec, errors=encoding.errors, newline="\n") as f:
             for total, line in enumerate(f, start=1):
                 if offset <= total < offset + limit:
                     selected.append(line.rstrip("\r\n"))
@@ -178,6 +179,7 @@ def _select_lines(path: Path, encoding: Encoding, offset: int, limit: int) -> tu
 
 
 def _number(n: int, line: str) -> str:
+    line = shown_bytes(line)  # bytes of a mostly-UTF-8 file that are not UTF-8: `\xNN`
     if len(line) > MAX_LINE_CHARS:
         line = line[:MAX_LINE_CHARS] + f"… [line cut: {len(line) - MAX_LINE_CHARS} more chars]"
     return f"{n:>6}\t{line}"

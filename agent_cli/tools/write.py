@@ -92,7 +92,11 @@ class WriteTool(PathTool):
             action = "overwritten"
             if old == content:
                 output += " The content is unchanged."
-            if existing is not None and not existing.encoding.is_utf8:
+            if (
+                existing is not None
+                and not existing.encoding.is_utf8
+                and existing.encoding.errors == "strict"
+            ):
                 output += f" Kept its encoding ({existing.encoding.label})."
         display = unified_diff(old or "", content, shown)
         return ToolResult(output=output, display=display, meta={"path": str(path), "action": action})

@@ -39,6 +39,7 @@ from agent_cli.tui.commands import command_name, local_help, merged_commands
 from agent_cli.tui.completion import argument_choices
 from agent_cli.tui.double_press import DoublePress
 from agent_cli.tui.driver import paste_driver_class
+from agent_cli.tui.history_file import HistoryFile
 from agent_cli.tui.key_actions import KeyActions
 from agent_cli.tui.key_guard import KeyGuard
 from agent_cli.tui.mentions import MentionActions
@@ -86,8 +87,10 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
         quit_window: float = 2.0,
         trust_question: TrustQuestion | None = None,
         status: ContextStatus | None = None,
+        history_file: HistoryFile | None = None,
     ) -> None:
         super().__init__(driver_class=paste_driver_class())  # big pastes parsed at once
+        self._history_file = history_file  # the person's prompts of earlier sessions, and for later ones
         self._first_status = status  # the gauge before a session is open (no key, or loading)
         self.backend = backend
         self._loader = backend_loader
@@ -111,7 +114,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
         yield Transcript(id="transcript")
         yield ContextWarning(id="context-warning")
         yield ActivityLine(id="activity")
-        yield PromptInput(id="prompt")
+        yield PromptInput(id="prompt", history_file=self._history_file)
         yield StatusBar(self._first_status, id="status-bar")
 
     @property
@@ -213,9 +216,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
 
     @property
     def reader(self) -> BackendReader | None:
-        if self.backend is None:
-            return None
-        return BackendReader(self.backend, self._backend_error)
+        return None if self.backend is None else BackendReader(self.backend, self._backend_error)
 
     def _backend_error(self, text: str) -> None:
         self.notify(text, title="backend error", severity="error")
@@ -229,8 +230,7 @@ class AgentApp(CommandViews, KeyActions, ShellViews, MentionActions, App[None]):
             return
         self.status_bar.model = reader.model
         self.status_bar.permission_mode = reader.permission_mode
-        status = reader.status()
-        if status is not None:
+        if (status := reader.status()) is not None:
             self._set_context(status)
         for header in self.query(WelcomeHeader):  # it says what holds now (/model, Shift+Tab)
             if header.info.model:
@@ -402,6 +402,7 @@ def create_app(
     clock: Callable[[], float] = time.monotonic,
     trust_question: TrustQuestion | None = None,
     status: ContextStatus | None = None,
+    history_file: HistoryFile | None = None,
 ) -> AgentApp:
     """The TUI. Give a ready `backend`, or a `backend_loader` the app awaits after its first paint;
     `startup_error` (e.g. no API key) is shown prominently and the prompt still takes /help and /quit;
@@ -414,4 +415,5 @@ def create_app(
         clock=clock,
         trust_question=trust_question,
         status=status,
+        history_file=history_file,
     )

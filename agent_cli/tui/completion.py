@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from agent_cli.agent.api import CommandSpec
+from agent_cli.agent.api import CommandSpec, mention_text
 
 PERMISSION_MODES: tuple[str, ...] = ("ask", "auto-edit", "yolo")
 
@@ -88,11 +88,14 @@ def _args_required(spec: CommandSpec) -> bool:
 
 
 def file_completions(text: str, at: int, end: int, paths: Sequence[str]) -> list[Completion]:
-    """The `@` word at text[at:end] replaced by each path (quoted when it has a space); a file is
-    followed by a space, a directory is not (completion goes on inside it)."""
+    """The `@` word at text[at:end] replaced by each path, written as the mention parser reads it back
+    (quoted when it has a space, `#`, a quote, a leading `@`…: `mention_text`); a file is followed by
+    a space, a directory is not (completion goes on inside it). A name with a line break is left out."""
     out: list[Completion] = []
     for path in paths:
-        word = f'@"{path}"' if " " in path else f"@{path}"
+        word = mention_text(path)
+        if not word:
+            continue
         word += "" if path.endswith("/") else " "
         rest = text[end:].removeprefix(" ") if not path.endswith("/") else text[end:]
         value = text[:at] + word + rest

@@ -1,14 +1,21 @@
-"""Prompt history: Up walks back through earlier prompts, Down walks forward to the draft."""
+"""Prompt history: Up walks back through earlier prompts, Down walks forward to the draft. With a
+`HistoryFile`, it starts from the person's earlier sessions and keeps what they send for the next."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agent_cli.tui.history_file import LIMIT, HistoryFile
+
 
 class PromptHistory:
-    def __init__(self, entries: Iterable[str] = (), limit: int = 500) -> None:
-        self._entries: list[str] = [e for e in entries if e.strip()][-limit:]
+    def __init__(
+        self, entries: Iterable[str] = (), limit: int = LIMIT, store: HistoryFile | None = None
+    ) -> None:
+        earlier = store.load() if store is not None else []
+        self._entries: list[str] = [e for e in [*earlier, *entries] if e.strip()][-limit:]
         self._limit = limit
+        self.store = store
         self._index: int | None = None  # None: not browsing
         self._draft = ""
 
@@ -20,9 +27,14 @@ class PromptHistory:
     def browsing(self) -> bool:
         return self._index is not None
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, *, keep: bool = False) -> None:
+        """`text` as the newest entry; `keep`: in the history file too (a prompt sent)."""
         self.reset()
-        if not text.strip() or (self._entries and self._entries[-1] == text):
+        if not text.strip():
+            return
+        if keep and self.store is not None:
+            self.store.append(text)
+        if self._entries and self._entries[-1] == text:
             return
         self._entries.append(text)
         del self._entries[: -self._limit]

@@ -33,6 +33,7 @@ class TurnRenderer:
         self.transcript = transcript
         self._assistant: AssistantMessage | None = None
         self._thinking: Thinking | None = None
+        self._attempt: list[Widget] = []  # what the response in flight streamed (a retry may void it)
         self._tools: dict[str, ToolCall] = {}
         self._errors_shown = 0
         self._interrupt_shown = False
@@ -41,6 +42,7 @@ class TurnRenderer:
         """Forget the widgets of the turn in flight (the transcript was cleared)."""
         self._assistant = None
         self._thinking = None
+        self._attempt = []
         self._tools = {}
 
     async def begin_turn(self) -> None:
@@ -58,6 +60,7 @@ class TurnRenderer:
             await self._think(event.text)
         elif isinstance(event, ev.RequestStarted):
             await self.finish_streams()
+            self._attempt = []
         elif isinstance(event, ev.AssistantMessage):
             await self._assistant_done(event)
         elif isinstance(event, ev.ToolStarted):
@@ -87,8 +90,15 @@ class TurnRenderer:
             )
         elif isinstance(event, ev.Retrying):
             wait = format_duration(event.delay)
+            dropped = ""
+            if event.discarded:  # what streamed of the failed attempt is not the answer: dimmed
+                dropped = " the answer above was cut off and is discarded;"
+                for widget in self._attempt:
+                    widget.add_class("discarded")
+                self._attempt = []
+                await self.finish_streams()
             await self.add(
-                Notice(f"{event.reason} — retrying in {wait} (attempt {event.attempt})", "warning")
+                Notice(f"{event.reason} —{dropped} retrying in {wait} (attempt {event.attempt})", "warning")
             )
         elif isinstance(event, ev.Notice):
             self._interrupt_shown = self._interrupt_shown or event.text == INTERRUPTED
@@ -146,12 +156,14 @@ class TurnRenderer:
             self._thinking = None
         if self._assistant is None:
             self._assistant = AssistantMessage(streaming=True)
+            self._attempt.append(self._assistant)
             await self.add(self._assistant)
         await self._assistant.append(fragment)
 
     async def _think(self, fragment: str) -> None:
         if self._thinking is None:
             self._thinking = Thinking(streaming=True)
+            self._attempt.append(self._thinking)
             await self.add(self._thinking)
         self._thinking.append(fragment)
 

@@ -36,3 +36,27 @@ async def test_the_preview_of_an_edit_to_a_non_utf8_file_is_its_diff(workspace, 
     assert (workspace / "menu.py").read_bytes() == 'dessert = "crème caramel"\r\nprint(dessert)\r\n'.encode(
         codec
     )
+
+
+async def test_the_preview_of_an_edit_to_a_mostly_utf8_file_shows_its_odd_byte_as_read_file_does(workspace):
+    data = 'dessert = "crème brûlée"\nprice = "3\xa4"\n'.encode().replace(b"\xc2\xa4", b"\xa4")
+    (workspace / "menu.py").write_bytes(data)
+    edit = {"path": "menu.py", "old_string": 'price = "3\\xa4"', "new_string": 'price = "4\\xa4"'}
+    session = make_session(
+        workspace,
+        [{"tool_calls": [{"name": "edit_file", "input": edit}]}, {"text": "ok"}],
+        mode="ask",
+        interactive=True,
+    )
+    asked: list[PermissionRequest] = []
+
+    async def answer(event):
+        if isinstance(event, PermissionRequest):
+            asked.append(event)
+            event.future.set_result("allow_once")
+
+    await run(session, "go", answer)
+    [question] = asked
+    assert question.detail_kind == "diff", question.detail
+    assert '-price = "3\\xa4"' in question.detail and '+price = "4\\xa4"' in question.detail
+    assert (workspace / "menu.py").read_bytes() == data.replace(b'"3\xa4"', b'"4\xa4"')

@@ -225,9 +225,25 @@ async def test_overloaded_sse_error_before_content_is_retried(fake_anthropic):
     assert len(fake_anthropic.requests) == 2
 
 
-async def test_error_after_content_is_raised_not_retried(fake_anthropic):
+async def test_an_overload_after_text_is_retried_and_the_partial_text_discarded(fake_anthropic):
     fake_anthropic.push(
-        StreamError("overloaded_error", "Overloaded", after_blocks=1, reply=reply("partial", "more"))
+        StreamError("overloaded_error", "Overloaded", after_blocks=1, reply=reply("PARTIAL ", "more")),
+        text("the whole answer"),
+    )
+    events = await run(make(fake_anthropic))
+    (retry,) = [e for e in events if isinstance(e, StreamRetry)]
+    assert retry.discards and "overloaded" in retry.reason
+    after = events[events.index(retry) :]
+    assert "".join(e.text for e in after if isinstance(e, StreamText)) == "the whole answer"
+    assert done_of(events).message.text == "the whole answer"  # nothing of the failed attempt
+    assert len(fake_anthropic.requests) == 2
+
+
+async def test_an_error_once_a_tool_call_started_is_raised_not_retried(fake_anthropic):
+    fake_anthropic.push(
+        StreamError(
+            "overloaded_error", "Overloaded", after_blocks=2, reply=reply("partial", ToolUse("ls", {}))
+        )
     )
     fake_anthropic.push(text("never fetched"))
     seen: list[Any] = []
@@ -235,8 +251,18 @@ async def test_error_after_content_is_raised_not_retried(fake_anthropic):
         async for event in make(fake_anthropic).stream(request()):
             seen.append(event)
     assert info.value.kind == "overloaded" and "cut off" in info.value.message
+    assert any(isinstance(e, StreamToolStart) for e in seen)
     assert not any(isinstance(e, StreamRetry | StreamDone) for e in seen)
     assert len(fake_anthropic.requests) == 1 and fake_anthropic.pending == 1
+
+
+async def test_mid_stream_errors_share_the_retry_limit(fake_anthropic):
+    cut = StreamError("overloaded_error", "Overloaded", after_blocks=1, reply=reply("partial", "more"))
+    fake_anthropic.push(cut, overloaded(), cut, text("never fetched"))
+    with pytest.raises(ProviderError) as info:
+        await run(make(fake_anthropic, max_retries=2))
+    assert "cut off" in info.value.message and "attempt 3" in info.value.message
+    assert len(fake_anthropic.requests) == 3 and fake_anthropic.pending == 1
 
 
 async def test_retries_exhausted_raise_overloaded(fake_anthropic):
@@ -259,11 +285,11 @@ async def test_server_error_then_success_and_dropped_connection_is_retried(fake_
     assert done_of(events).message.text == "recovered"
 
 
-async def test_dropped_connection_after_content_is_a_network_error(fake_anthropic):
-    fake_anthropic.push(Disconnect(after_blocks=1, reply=reply("half", "rest")))
-    with pytest.raises(ProviderError) as info:
-        await run(make(fake_anthropic))
-    assert info.value.kind == "network" and "cut off" in info.value.message
+async def test_dropped_connection_after_content_is_retried_as_a_network_error(fake_anthropic):
+    fake_anthropic.push(Disconnect(after_blocks=1, reply=reply("half", "rest")), text("whole"))
+    events = await run(make(fake_anthropic))
+    (retry,) = [e for e in events if isinstance(e, StreamRetry)]
+    assert retry.discards and "network" in retry.reason and done_of(events).message.text == "whole"
 
 
 async def test_unreachable_server_is_a_network_error():

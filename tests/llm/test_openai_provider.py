@@ -193,11 +193,15 @@ async def test_context_length_errors_are_context_overflow_with_numbers(style):
     assert caught.value.maximum == 50 and caught.value.tokens > 50
 
 
-async def test_a_dropped_stream_before_content_is_retried_after_content_is_not(fake_openai):
+async def test_a_dropped_stream_is_retried_until_a_tool_call_started(fake_openai):
     fake_openai.push(Disconnect(0, text("lost")), text("second try"))
     events = await run(make(fake_openai))
     assert done_of(events).message.text == "second try"
-    fake_openai.push(Disconnect(1, reply("partial text", ToolUse("ls", {}))))
+    fake_openai.push(Disconnect(1, reply("partial text", ToolUse("ls", {}))), text("whole"))
+    events = await run(make(fake_openai))
+    assert [e.discards for e in events if isinstance(e, StreamRetry)] == [True]
+    assert done_of(events).message.text == "whole"
+    fake_openai.push(Disconnect(2, reply("partial text", ToolUse("ls", {}))))
     with pytest.raises(ProviderError) as caught:
         await run(make(fake_openai))
     assert caught.value.kind == "network" and "cut off" in str(caught.value)

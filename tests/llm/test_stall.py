@@ -63,12 +63,13 @@ async def test_a_stalled_stream_is_retried_with_backoff_and_the_retry_says_why(
     assert len(server.requests) == 3
 
 
-async def test_a_stream_that_stalls_after_content_is_cut_off_not_retried(fake_anthropic):
-    fake_anthropic.push(Stall(after_blocks=1, reply=reply("first block", "second block")), text("unused"))
-    with pytest.raises(ProviderError) as failed:
-        await events_of(anthropic(fake_anthropic, Sleeps()))
-    assert str(failed.value) == f"the response was cut off: no data from the API for {IDLE:g} s"
-    assert failed.value.kind == "network" and len(fake_anthropic.requests) == 1
+async def test_a_stream_that_stalls_after_content_is_retried_from_the_start(fake_anthropic):
+    fake_anthropic.push(Stall(after_blocks=1, reply=reply("first block", "second block")), text("Whole."))
+    events = await events_of(anthropic(fake_anthropic, Sleeps()))
+    (retry,) = [e for e in events if isinstance(e, StreamRetry)]
+    assert retry.discards and retry.reason == f"no data from the API for {IDLE:g} s"
+    assert isinstance(events[-1], StreamDone) and events[-1].message.text == "Whole."
+    assert len(fake_anthropic.requests) == 2
 
 
 class _Silent:

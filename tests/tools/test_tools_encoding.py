@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.tools.encoding import Encoding, detect, looks_binary
+from agent_cli.tools.encoding import UTF8_MOSTLY, Encoding, detect, looks_binary
 
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
@@ -116,6 +116,46 @@ async def test_new_files_are_utf8(ws: Path, call) -> None:
     assert (ws / "new.txt").read_bytes() == "café\n".encode()
 
 
+ZH = "第一行：你好世界\n第二行：坏{bad}字节\n第三行：结束\n"
+ZH_BYTES = ZH.format(bad="").encode().replace("坏".encode(), "坏".encode() + b"\xff")
+
+
+async def test_utf8_text_with_one_bad_byte_reads_as_utf8_the_byte_shown_as_an_escape(ws: Path, call) -> None:
+    (ws / "zh.txt").write_bytes(ZH_BYTES)
+    read = await call("read_file", path="zh.txt")
+    assert not read.is_error, read.output
+    assert read.output == "     1\t第一行：你好世界\n     2\t第二行：坏\\xff字节\n     3\t第三行：结束"
+    assert read.meta["encoding"] == "UTF-8 with bytes that are not UTF-8"
+
+
+async def test_an_edit_elsewhere_keeps_the_bad_byte_and_one_across_it_takes_the_escape(
+    ws: Path, call
+) -> None:
+    (ws / "zh.txt").write_bytes(ZH_BYTES)
+    edit = await call("edit_file", path="zh.txt", old_string="结束", new_string="完成")
+    assert not edit.is_error, edit.output
+    assert (ws / "zh.txt").read_bytes() == ZH_BYTES.replace("结束".encode(), "完成".encode())
+    assert "坏\\xff字节" in edit.output  # its snippet shows the byte as read_file does
+    edit = await call("edit_file", path="zh.txt", old_string="坏\\xff字节", new_string="好字节")
+    assert not edit.is_error, edit.output
+    assert (ws / "zh.txt").read_bytes() == "第一行：你好世界\n第二行：好字节\n第三行：完成\n".encode()
+
+
+async def test_a_mostly_utf8_file_is_not_read_as_cp1252(ws: Path, call) -> None:
+    data = "menu: café crème\n".encode() * 3 + b"price: 3\xa4\n"
+    (ws / "menu.txt").write_bytes(data)
+    read = await call("read_file", path="menu.txt")
+    assert "café crème" in read.output and "Ã" not in read.output and "3\\xa4" in read.output
+    write = await call("edit_file", path="menu.txt", old_string="price", new_string="prix")
+    assert not write.is_error and (ws / "menu.txt").read_bytes() == data.replace(b"price", b"prix")
+    write = await call("write_file", path="menu.txt", content="menu: thé\n")
+    assert (
+        write.output == "Overwrote menu.txt (1 line; was 4 lines)."
+        and "Kept its encoding" not in write.output
+    )
+    assert (ws / "menu.txt").read_bytes() == "menu: thé\n".encode()
+
+
 def test_detect_names_what_it_finds() -> None:
     assert detect(b"plain ascii\n") == Encoding("utf-8")
     assert detect("x = 'é'\n".encode()) == Encoding("utf-8")
@@ -124,6 +164,10 @@ def test_detect_names_what_it_finds() -> None:
         "utf-32-le", codecs.BOM_UTF32_LE
     )
     assert detect(b"caf\xe9\r\n") == Encoding("cp1252")  # not UTF-16BE, not cp1250
+    assert detect(b"caf\xe9 cr\xe8me \xc3\xa9\n") == Encoding("cp1252")  # as many bad bytes as good
+    assert detect(ZH_BYTES) == UTF8_MOSTLY
+    assert detect(ZH_BYTES + b"\x00") is None  # a NUL: not text
+    assert detect(ZH_BYTES * 2 + b"\xff" * 3) != UTF8_MOSTLY  # over 1% of its bytes are not UTF-8
     assert detect(PNG) is None
     assert Encoding("cp1252").label == "cp1252"
     assert Encoding("utf-16-le", codecs.BOM_UTF16_LE).label == "UTF-16LE with BOM"

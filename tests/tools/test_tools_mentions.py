@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.tools.mentions.index import FileIndex
-from agent_cli.tools.mentions.parse import find_mentions, mention_at
+from agent_cli.tools.mentions.parse import find_mentions, mention_at, mention_text
 from agent_cli.tools.mentions.resolve import resolve
 
 
@@ -37,6 +37,25 @@ def test_pasted_image_paths_are_absolute_and_name_an_image():
         ("/tmp/x y.webp", None, None, True),
     ]
     assert _found("the logo.png is off, see /etc/passwd and /tmp/notes.txt") == []  # relative; not images
+
+
+@pytest.mark.parametrize(
+    ("path", "word"),
+    [
+        ("src/app.py", "@src/app.py"),
+        ("my notes.txt", '@"my notes.txt"'),
+        ("weird#name.py", '@"weird#name.py"'),
+        ('a"quote.txt', '@"a\\"quote.txt"'),
+        ("@at.txt", '@"@at.txt"'),
+        ("notes.", '@"notes."'),  # a bare mention drops a sentence's last dot
+        ("it's(1).md", '@"it\'s(1).md"'),
+        ("back\\ slash", '@"back\\\\ slash"'),
+    ],
+)
+def test_mention_text_writes_what_the_parser_reads_back(path: str, word: str):
+    assert mention_text(path) == word
+    assert _found(f"look at {word}, then go on") == [(path, None, None, False)]
+    assert _found(f"{word}#L3-5") == [(path, 3, 5, False)]
 
 
 def test_the_at_word_being_typed():

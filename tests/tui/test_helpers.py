@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agent_cli.agent.api import CommandSpec
-from agent_cli.tui.completion import argument_choices, complete
+from agent_cli.agent.api import CommandSpec, find_mentions
+from agent_cli.tui.completion import argument_choices, complete, file_completions
 from agent_cli.tui.double_press import DoublePress
 from agent_cli.tui.formatting import (
     first_lines,
@@ -105,3 +107,17 @@ def test_double_press_needs_two_presses_within_the_window() -> None:
     assert not guard.press()  # too late: this one starts a new pair
     now[0] = 5.0
     assert guard.press()
+
+
+NAMES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), min_size=1)
+
+
+@settings(max_examples=400, deadline=None)
+@given(NAMES, st.sampled_from(["", "/", ".py"]))
+def test_at_completion_writes_a_mention_the_parser_reads_back_as_the_file(name: str, tail: str) -> None:
+    """Whatever a file is called (`#`, quotes, a leading `@`, a trailing dot, spaces…), the `@` word
+    completion puts in the prompt is read back by the mention parser as that file, whole."""
+    path = name + tail
+    (chosen,) = file_completions("explain @x and more", 8, 10, [path])
+    assert [m.path for m in find_mentions(chosen.value) if not m.pasted] == [path]
+    assert chosen.value.startswith("explain @") and chosen.value.endswith(" and more")

@@ -122,3 +122,29 @@ async def test_an_image_path_reaches_the_model_as_an_image_and_the_gauge_counts_
         assert session.breakdown()["images"] >= tokens_for(1200, 900)
         assert session.status().used - before >= tokens_for(1200, 900)
         assert app.status_bar.gauge.status.used == session.status().used  # the gauge shows it
+
+
+async def test_at_completion_quotes_a_name_the_mention_parser_would_cut(workspace: Path) -> None:
+    """`weird#name.py` completed as `@weird#name.py` was read as `weird` ("no such file"), `a"quote.txt`
+    as `a`, `@at.txt` as no mention at all: each is quoted, read back whole, and its chip shows."""
+    names = ["weird#name.py", 'a"quote.txt', "@at.txt"]
+    for name in names:
+        (workspace / name).write_text(f"contents of {name}\n")
+    session = _session(workspace)
+    app = create_app(backend=session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        for name, query, word in zip(
+            names,
+            ["weird", "quote", "at.t"],
+            ['@"weird#name.py"', '@"a\\"quote.txt"', '@"@at.txt"'],
+            strict=True,
+        ):
+            app.prompt.set_text("")
+            await type_text(pilot, f"read @{query}")
+            await wait_until(pilot, lambda: app.prompt.completions_shown, steps=2000)
+            assert app.prompt.completions[0].label == name
+            await pilot.press("tab")
+            assert app.prompt.text == f"read {word} "
+            bar = app.prompt.mention_bar
+            await wait_until(pilot, lambda word=word, bar=bar: word in bar.label, steps=2000)
+            assert "⚠" not in bar.label and "tokens]" in bar.label

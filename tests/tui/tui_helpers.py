@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from textual import events
 from textual.pilot import Pilot
 
 
@@ -48,3 +49,16 @@ def gated_loader(backend: T) -> tuple[asyncio.Event, Callable[[], Awaitable[T]]]
         return backend
 
     return gate, loader
+
+
+async def burst(pilot: Pilot, *keys: str) -> None:
+    """Keys that arrive in one read of the terminal: all posted at once, none waiting for the one
+    before it to be handled (`pilot.press` waits after each), then the app left to handle them."""
+    app = pilot.app
+    assert app._driver is not None
+    for key in keys:
+        character = " " if key == "space" else key if len(key) == 1 else None
+        event = events.Key(key, character)
+        event.set_sender(app)
+        app._driver.send_message(event)
+    await pilot.pause()

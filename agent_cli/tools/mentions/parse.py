@@ -1,8 +1,10 @@
 """Finding `@` mentions and pasted image paths in the words a person typed.
 
 `@src/app.py`, `@src/app.py#L20-45` (lines 20 to 45), `@src/app.py#L20` (one line), `@"a file.txt"`
-(quoted, for spaces). An `@` right after a letter or digit (an e-mail address) is not a mention.
-Trailing punctuation (`@app.py.` at the end of a sentence) is not part of the path.
+(quoted, for a name a bare mention stops at: a space, `#`, quotes, brackets, … inside a quoted one
+`\\"` is a `"` and `\\\\` a `\\`). An `@` right after a letter or digit (an e-mail address) is not a
+mention. Trailing punctuation (`@app.py.` at the end of a sentence) is not part of a bare path.
+`mention_text` writes the `@` word that reads back as a given path (what `@` completion puts in).
 
 A pasted image path is an absolute one (`/…`, `~/…`, `file:///…`; quoted, or with `\\ ` for spaces,
 as terminals paste a dropped file) whose name ends in .png, .jpg, .jpeg, .gif or .webp. A relative
@@ -18,7 +20,7 @@ from urllib.parse import unquote
 from agent_cli.core.images import EXTENSIONS
 
 _MENTION = re.compile(
-    r"(?<![\w@])@(?:\"(?P<quoted>[^\"\n]+)\"|(?P<bare>(?:\\ |[^\s\"'`,;()\[\]{}<>#@])(?:\\ |[^\s\"'`,;()\[\]{}<>#])*))"
+    r"(?<![\w@])@(?:\"(?P<quoted>(?:\\[^\n]|[^\"\\\n])+)\"|(?P<bare>(?:\\ |[^\s\"'`,;()\[\]{}<>#@])(?:\\ |[^\s\"'`,;()\[\]{}<>#])*))"
     r"(?:#L(?P<first>\d+)(?:-L?(?P<last>\d+))?)?"
 )
 _PASTED = re.compile(
@@ -26,6 +28,8 @@ _PASTED = re.compile(
     r"|(?P<bare>(?:~|file://)?/(?:\\ |[^\s])+))"
 )
 _TRAILING = ".,:;!?"
+_BARE = re.compile(r"[^\s\"'`,;()\[\]{}<>#@\\][^\s\"'`,;()\[\]{}<>#\\]*")  # a path written as it is
+_QUOTED_ESCAPE = re.compile(r"\\([\\\" ])")  # `\"`, `\\` and the older `\ ` inside quotes
 
 
 @dataclass(frozen=True)
@@ -48,13 +52,15 @@ def find_mentions(words: str) -> list[Mention]:
     """Every `@` mention and pasted image path in `words`, in order."""
     found: list[Mention] = []
     for match in _MENTION.finditer(words):
-        path = match.group("quoted") or match.group("bare") or ""
+        path = match.group("bare") or ""
         end = match.end()
         if match.group("bare") and not match.group("first"):
             stripped = path.rstrip(_TRAILING)
             end -= len(path) - len(stripped)
             path = stripped
         path = path.replace("\\ ", " ")
+        if match.group("quoted"):
+            path = _QUOTED_ESCAPE.sub(r"\1", match.group("quoted"))
         if not path:
             continue
         first = int(match.group("first")) if match.group("first") else None
@@ -74,6 +80,17 @@ def find_mentions(words: str) -> list[Mention]:
         if "." + path.rsplit(".", 1)[-1].lower() in EXTENSIONS and "." in path:
             found.append(Mention(match.group(0), path, match.start(), match.end(), pasted=True))
     return sorted(found, key=lambda m: m.start)
+
+
+def mention_text(path: str) -> str:
+    """The `@` word `find_mentions` reads back as `path`: bare when it can be (`@src/app.py`), else
+    quoted with `"` and `\\` escaped (`@"my notes.txt"`, `@"weird#name.py"`, `@"@at.txt"`). A path with
+    a line break cannot be mentioned: "" for it."""
+    if "\n" in path or not path:
+        return ""
+    if _BARE.fullmatch(path) and path[-1] not in _TRAILING:
+        return "@" + path
+    return '@"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def mention_at(text: str, cursor: int) -> tuple[int, str] | None:

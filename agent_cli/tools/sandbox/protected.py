@@ -86,6 +86,7 @@ HOME_ENTRIES = (
     ".gitconfig",
     ".config/git",
     ".config/agent",
+    ".local/state/agent",  # the person's prompt history (tui/history_file.py): Up would offer what is planted
     ".claude",
     ".claude.json",
     ".mcp.json",
@@ -165,10 +166,13 @@ def _entries(workspace: Path, home: Path, extra: Iterable[Path]) -> list[tuple[P
 
 def person_dirs() -> list[Path]:
     """The person's own config folders where the environment moves them (`$XDG_CONFIG_HOME/agent`,
-    `$CLAUDE_CONFIG_DIR`): what is written there is read next time as the person's own word."""
+    `$CLAUDE_CONFIG_DIR`), and their prompt history's (`$XDG_STATE_HOME/agent`): what is written
+    there is read next time as the person's own word."""
     out = []
     if xdg := os.environ.get("XDG_CONFIG_HOME"):
         out.append(Path(xdg).expanduser() / "agent")
+    if state := os.environ.get("XDG_STATE_HOME"):
+        out.append(Path(state).expanduser() / "agent")
     if claude := os.environ.get("CLAUDE_CONFIG_DIR"):
         out.append(Path(claude).expanduser())
     return [_norm(p) for p in out]

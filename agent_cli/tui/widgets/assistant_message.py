@@ -38,6 +38,7 @@ def answer_parser() -> MarkdownIt:
 
 class AssistantMessage(Widget):
     DEFAULT_CSS = """
+    AssistantMessage.discarded { opacity: 50%; }  /* streamed by an attempt that failed and was retried */
     AssistantMessage {
         height: auto;
         margin: 1 0 0 0;

@@ -25,6 +25,8 @@ from textual.widgets.option_list import Option
 from agent_cli.agent.api import CommandSpec, MentionInfo, find_mentions, mention_at
 from agent_cli.tui.completion import Completion, complete, file_completions
 from agent_cli.tui.history import PromptHistory
+from agent_cli.tui.history_file import HistoryFile
+from agent_cli.tui.inline_bindings import run_own_binding
 from agent_cli.tui.paste import PasteStore, wants_chip
 from agent_cli.tui.widgets.mention_bar import MentionBar
 
@@ -76,6 +78,8 @@ class PromptTextArea(TextArea):
             event.prevent_default()
             start, end = self.selection
             self.replace("\n", start, end, maintain_selection_offset=False)
+        else:  # Backspace, arrows, Ctrl+W…: now, not after the characters typed after them
+            await run_own_binding(self, event)
 
     def action_delete_left(self) -> None:
         if not self._delete_chip(left=True):
@@ -167,9 +171,11 @@ class PromptInput(Vertical):
             self.text = text
             self.display = display if display is not None else text
 
-    def __init__(self, *, history: Iterable[str] = (), id: str | None = None) -> None:
+    def __init__(
+        self, *, history: Iterable[str] = (), history_file: HistoryFile | None = None, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
-        self.history = PromptHistory(history)
+        self.history = PromptHistory(history, store=history_file)
         self.pastes = PasteStore()
         self.completions: list[Completion] = []
         self._specs: list[CommandSpec] = []
@@ -189,6 +195,13 @@ class PromptInput(Vertical):
             compact=True,
             highlight_cursor_line=False,
         )
+
+    def on_mount(self) -> None:
+        self._say_history_problem()
+
+    def _say_history_problem(self) -> None:
+        if self.history.store is not None and (problem := self.history.store.take_problem()):
+            self.notify(problem, title="prompt history", severity="warning")
 
     def compose(self) -> ComposeResult:
         yield self._completion_list
@@ -381,10 +394,13 @@ class PromptInput(Vertical):
         text = self.text
         if not text.strip():
             return
-        self.history.add(text)  # with its chips: recalled with Up, it still expands
+        full = self.pastes.prompt(text)
+        # with its chips: recalled with Up, it still expands; kept for later sessions only without
+        self.history.add(text, keep=full == text)
+        self._say_history_problem()
         self.text_area.clear()
         self.hide_completions()
-        self.post_message(self.Submitted(self.pastes.prompt(text), text))
+        self.post_message(self.Submitted(full, text))
 
 
 def _mention_texts(text: str) -> tuple[str, ...]:

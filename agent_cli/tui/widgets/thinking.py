@@ -10,6 +10,7 @@ from agent_cli.core.printable import printable
 
 class Thinking(Collapsible):
     DEFAULT_CSS = """
+    Thinking.discarded { opacity: 50%; }  /* streamed by an attempt that failed and was retried */
     Thinking {
         margin: 1 0 0 0;
         padding: 0;

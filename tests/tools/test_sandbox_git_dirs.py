@@ -55,6 +55,16 @@ async def bash(ctx: ToolContext, command: str) -> str:
     return result.output
 
 
+def before_the_next_command(path: Path) -> None:
+    """Wait until the clock file times are stamped with has moved past `path`'s change: a change in
+    the same tick as a command's start counts as that command's (gitdirs.now)."""
+    from agent_cli.tools.sandbox.gitdirs import now
+
+    changed = path.stat().st_ctime_ns
+    while now() <= changed:
+        pass
+
+
 def quarantined(ws: Path) -> set[str]:
     return (
         {
@@ -118,10 +128,12 @@ async def test_git_keeps_working_and_an_ordinary_new_repository_stays(repo: Path
     assert "url = https://example.com/x.git" in (repo / "fixtures/repo/.git/config").read_text()
     assert not (repo / ".agent" / "quarantine").exists()
     # a person's repository with their own editor, made between commands, is theirs: left alone
-    git(repo, "init", "-q", "mine")
-    git(repo / "mine", "config", "core.editor", "vim")
-    output = await bash(ctx, "git -C mine status --short && echo ok")
-    assert output == "ok\n" and (repo / "mine" / ".git" / "config").exists()
+    mine = repo / "a" / "b" / "c" / "mine"  # deeper than the sandbox binds read-only
+    git(repo, "init", "-q", str(mine))
+    git(mine, "config", "core.editor", "vim")
+    before_the_next_command(mine / ".git" / "config")
+    output = await bash(ctx, "git -C a/b/c/mine status --short && echo ok")
+    assert output == "ok\n" and (mine / ".git" / "config").exists()
 
 
 def test_the_keys_that_run_a_program(tmp_path: Path) -> None:
@@ -167,3 +179,23 @@ def test_the_sweep_reads_only_changed_folders_after_the_first_walk(tmp_path: Pat
     (root / "d3" / "e" / "bare" / "config").write_text("[core]\n\teditor = vi\n")
     planted = watch.planted(since)
     assert [(p.where, p.keys) for p in planted] == [("d3/e/bare", ("core.editor",))]
+
+
+async def test_a_background_command_that_never_started_does_not_widen_the_next_look(
+    repo: Path, bwrap
+) -> None:
+    """Changes are judged from the start of the oldest command still running: one that failed to start
+    must not count as running, or a repository the person makes between commands would be taken for
+    one a command planted."""
+    from agent_cli.tools.shells.manager import ShellManager
+
+    ctx = session(repo)
+    ctx.shells = ShellManager()  # with a store that keeps no files: a background start fails
+    result = await BashTool().run({"command": "sleep 1", "run_in_background": True}, ctx)
+    assert result.is_error and "background shells need a session directory" in result.output
+    mine = repo / "a" / "b" / "c" / "mine"  # deeper than the sandbox binds read-only
+    git(repo, "init", "-q", str(mine))
+    git(mine, "config", "core.editor", "vim")
+    before_the_next_command(mine / ".git" / "config")
+    output = await bash(ctx, "echo ok")
+    assert output == "ok\n" and (mine / ".git" / "config").exists()

@@ -114,7 +114,7 @@ def _read_with_git(config: Path) -> list[tuple[str, str]] | None:
     }
     try:
         done = subprocess.run(
-            [git, "config", "--file", str(config), "--no-includes", "--null", "--list"],
+            [git, "config", "--file", os.path.abspath(config), "--no-includes", "--null", "--list"],
             cwd="/",
             env=env,
             capture_output=True,

@@ -199,9 +199,10 @@ def _judge(folder: Path, since: int, new: bool) -> tuple[list[Path], list[str]]:
 
 
 def _touched(folder: Path, since: int) -> bool:
-    """Whether the git directory or what makes it one changed since `since` (a command made it, or
-    moved it here): not one a person made between commands."""
-    return any(_ctime(folder / n) >= since for n in ("", "HEAD", "objects", "refs", "commondir", *CONFIGS))
+    """Whether what makes the folder a git directory (HEAD, objects/, refs/, commondir) was made or
+    changed since `since`: a command made it one. Not a repository a person made between commands in
+    which a command then ran `git status` (that changes the folder, not these)."""
+    return any(_ctime(folder / n) >= since for n in ("HEAD", "objects", "refs", "commondir"))
 
 
 def _ctime(path: Path) -> int:

@@ -3,6 +3,7 @@ could not, with the fix; it touches nothing in the workspace and exits 0 (issue 
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,27 @@ def test_doctor_names_unix_sockets_the_person_allowed(workspace: Path) -> None:
 def test_doctor_with_the_sandbox_off(workspace: Path) -> None:
     lines = doctor(workspace, 'sandbox = "off"\n')
     assert "  NO  bash runs unconfined: sandbox mode is off" in lines
+
+
+def test_doctor_recommends_that_git_refuse_bare_repositories_it_was_not_pointed_at(workspace: Path) -> None:
+    """Git runs the config of any folder shaped like a bare repository where a person runs it; git 2.38+
+    refuses them with `safe.bareRepository = explicit` in the person's own config (finding H1)."""
+    done = subprocess.run(["git", "--version"], capture_output=True, text=True)
+    version = tuple(int(n) for n in done.stdout.split()[2].split(".")[:2])
+    if version < (2, 38):
+        pytest.skip(f"git {done.stdout.strip()} has no safe.bareRepository")
+    (workspace / ".cfg" / "agent").mkdir(parents=True)
+    (workspace / ".cfg" / "agent" / "config.toml").write_text('sandbox = "off"\n')
+    gitconfig = workspace / ".cfg" / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = x\n")
+    env = clean_env(workspace, GIT_CONFIG_GLOBAL=str(gitconfig), GIT_CONFIG_NOSYSTEM="1")
+    lines = run_agent(workspace, env, "doctor").stdout.splitlines()
+    advice = "  NO  git takes any folder holding HEAD, objects/ and refs/ for a repository"
+    assert any(line.startswith(advice) for line in lines), lines
+    assert any(line.endswith("git config --global safe.bareRepository explicit") for line in lines)
+    gitconfig.write_text("[safe]\n\tbareRepository = explicit\n")
+    lines = run_agent(workspace, env, "doctor").stdout.splitlines()
+    assert (
+        "  ok  git refuses bare repositories it was not pointed at (safe.bareRepository = explicit)" in lines
+    )
+    assert not any(line.startswith(advice) for line in lines)

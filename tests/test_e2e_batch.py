@@ -177,6 +177,27 @@ def test_bad_tasks_are_their_own_errors_and_the_rest_runs(tmp_path, fake_anthrop
     assert server.conversations("[gone]") == [] and server.conversations("[plain]") == []
 
 
+def test_a_task_from_a_url_commits_its_work(tmp_path, fake_anthropic):
+    """A clone keeps `.agent/` in its info/exclude; our add named `.agent/sessions` in a pathspec and
+    git refused an ignored path: a URL task never committed (finding H, functional)."""
+    server = fake_anthropic
+    origin = make_repo(tmp_path / "origin")
+    server.route(
+        "[url]", tool_call("write_file", {"path": "fix.txt", "content": "fixed\n"}), text("url is done")
+    )
+    write_tasks(tmp_path / "tasks.jsonl", [{"id": "url", "prompt": "[url] fix", "repo": f"file://{origin}"}])
+
+    done = batch(tmp_path, server, "tasks.jsonl", "-o", "out.jsonl", "--permission-mode", "acceptEdits")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    row = results(tmp_path / "out.jsonl")["url"]
+    assert row["is_error"] is False and not row.get("errors"), row
+    assert row["commit"] and row["diff_stat"] == "1 file changed, 1 insertion(+)"
+    clone = Path(row["worktree"])
+    assert _git(clone, "show", f"{row['commit']}:fix.txt") == "fixed\n"
+    assert _git(clone, "show", "--stat", "--format=", row["commit"]).split()[0] == "fix.txt"  # no session
+
+
 def test_a_ray_address_that_does_not_answer_is_one_line(tmp_path, fake_anthropic):
     make_repo(tmp_path / "repo")
     write_tasks(tmp_path / "tasks.jsonl", [{"id": "a", "prompt": "x", "repo": "repo"}])

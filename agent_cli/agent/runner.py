@@ -33,8 +33,9 @@ from agent_cli.extensions.hooks.lifecycle import SessionHooks
 from agent_cli.extensions.hooks.runner import HookIdentity
 from agent_cli.llm.base import Request
 from agent_cli.llm.models import ModelFit
+from agent_cli.session.git_exclude import ensure_git_exclude
 from agent_cli.session.lock import SessionLock
-from agent_cli.session.log import conversation, ensure_git_exclude, read_events, replay_into
+from agent_cli.session.log import conversation, read_events, replay_into
 from agent_cli.session.opening import (
     close_orphans,
     last_billed_input,
@@ -88,9 +89,9 @@ class AgentSession:
         self.lifecycle = SessionHooks(self.hooks, "resume" if setup.resume_id else "startup")
         files = parts.files or FileIndex(self.workspace)
         self.person = PersonInput(self, Mentions(self, files))  # `@`, `!` and `#` (agent/input/)
-        ensure_git_exclude(self.workspace)
+        excluded = ensure_git_exclude(self.workspace)
         self._open(setup.resume_id, fork=setup.fork)
-        self.warnings += parts.warnings
+        self.warnings += [*parts.warnings, *([excluded] if excluded else [])]
 
     # -- construction ------------------------------------------------------------------------------
     def _open(

@@ -52,6 +52,7 @@ def doctor(config: Config, workspace: Path) -> list[str]:
     lines = ["bash's sandbox on this machine (agent doctor)"]
     lines += [f"note: {warning}" for warning in config.warnings]
     lines.append(f"mode: {policy.mode} (from your own config; a workspace cannot change it)")
+    lines += git_bare_repositories()
     if policy.mode == "off":
         return [*lines, f"{NO}bash runs unconfined: sandbox mode is off"]
     probe = sandbox.probe()
@@ -131,6 +132,35 @@ def _checked(sandbox: Sandbox) -> list[str]:
             )
         )
     return out
+
+
+def git_bare_repositories() -> list[str]:
+    """Whether the person's git refuses a bare repository it finds by itself (`safe.bareRepository =
+    explicit`, git 2.38+): without it, any folder holding HEAD, objects/ and refs/ that a repository
+    ships or a command plants is a repository at their next `git status` there, its config's
+    core.fsmonitor run. The sandbox sets aside what a command plants; this setting is the root fix."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k.startswith("GIT_CONFIG")}
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd="/", env=env, capture_output=True, text=True, timeout=CHECK_TIMEOUT
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip()
+
+    version = git("--version").removeprefix("git version ")
+    numbers = tuple(int(n) for n in version.split(".")[:2] if n.isdigit())
+    if not version or len(numbers) < 2 or numbers < (2, 38):
+        return []  # no git, or one without the setting: nothing to recommend
+    if git("config", "--get", "safe.bareRepository").lower() == "explicit":
+        return [f"{OK}git refuses bare repositories it was not pointed at (safe.bareRepository = explicit)"]
+    return [
+        f"{NO}git takes any folder holding HEAD, objects/ and refs/ for a repository and runs its config "
+        "(a planted core.fsmonitor) at your next git command there; to refuse them: "
+        "git config --global safe.bareRepository explicit"
+    ]
 
 
 def _shown(path: Path, workspace: Path) -> str:

@@ -45,27 +45,6 @@ def new_session_id(now: float | None = None) -> str:
     return f"{stamp}-{secrets.token_hex(3)}"
 
 
-def ensure_git_exclude(
-    workspace: Path, patterns: tuple[str, ...] = (".agent/", ".session_memory.md")
-) -> None:
-    """Keep our files out of the person's `git status` (.git/info/exclude, never .gitignore)."""
-    git = workspace / ".git"
-    if not git.is_dir():
-        return
-    exclude = git / "info" / "exclude"
-    try:
-        existing = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        missing = [p for p in patterns if p not in existing.splitlines()]
-        if missing:
-            exclude.parent.mkdir(parents=True, exist_ok=True)
-            with exclude.open("a", encoding="utf-8") as fh:
-                if existing and not existing.endswith("\n"):
-                    fh.write("\n")
-                fh.write("# added by agent\n" + "".join(p + "\n" for p in missing))
-    except OSError:
-        pass  # a read-only .git is not a reason to fail
-
-
 class EventLog:
     """Appends events to `events.jsonl`, flushing and fsyncing after each one.
 

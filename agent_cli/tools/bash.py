@@ -91,13 +91,19 @@ class BashTool:
         timeout = _timeout(input.get("timeout"))
         if not ctx.workspace.is_dir():
             raise ToolError(f"the workspace {ctx.workspace} is not a directory")
+        background = bool(input.get("run_in_background"))
+        if background and ctx.shells is None:
+            raise ToolError("background shells are not available here: run it without run_in_background")
         launch = launch_for(ctx, input)
         if launch.refusal:
             raise ToolError(launch.refusal)
-        if input.get("run_in_background"):
-            if ctx.shells is None:
-                raise ToolError("background shells are not available here: run it without run_in_background")
-            return await ctx.shells.start(command, ctx, launch, str(input.get("description") or ""))
+        if background and ctx.shells is not None:
+            try:
+                return await ctx.shells.start(command, ctx, launch, str(input.get("description") or ""))
+            except ToolError:  # it never started: what its launch watches is let go
+                if launch.confined and ctx.sandbox is not None:
+                    ctx.sandbox.settle(launch)
+                raise
         note = ""
         try:
             result = await run_command(command, timeout, ctx, launch.prefix, launch.seccomp)

@@ -367,7 +367,7 @@ def protected_write(
     for path in targets:
         label = is_protected(path, workspace, home)
         if not label or any(
-            _names_protected(r.rule, path, workspace, home) for r in permissions._of("allow")
+            _names_protected(r.rule, path, workspace, home, label) for r in permissions._of("allow")
         ):
             continue
         shown = display_path(workspace, path)
@@ -381,9 +381,10 @@ def protected_write(
     return None
 
 
-def _names_protected(rule: Rule, path: Path, workspace: Path, home: Path) -> bool:
-    """Whether an Edit/Write rule covers `path` and names a protected path: its literal part (before
-    any wildcard) is itself protected."""
+def _names_protected(rule: Rule, path: Path, workspace: Path, home: Path, label: str) -> bool:
+    """Whether an Edit/Write rule covers `path` and names its protected path (`label`): its literal
+    part (before any wildcard) lies in that same protected path (`Edit(.git/**)` names `.git`, not
+    `.git/hooks`)."""
     if rule.tool not in WRITE_FAMILY or rule.spec is None:
         return False
     if not rule.matches_path("edit_file", path, workspace, home):
@@ -397,7 +398,7 @@ def _names_protected(rule: Rule, path: Path, workspace: Path, home: Path) -> boo
         bases = [Path(literal), workspace / literal.lstrip("/")]
     else:
         bases = [workspace / literal]
-    return any(is_protected(base, workspace, home) for base in bases if literal.strip("./"))
+    return any(is_protected(base, workspace, home) == label for base in bases if literal.strip("./"))
 
 
 def command_words(command: str) -> list[str]:

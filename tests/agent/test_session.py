@@ -108,6 +108,29 @@ async def test_our_files_stay_out_of_git_status(workspace):
     assert ".agent/" in exclude and ".session_memory.md" in exclude
 
 
+@pytest.mark.parametrize("planted", ["exclude", "info", "fifo"])
+async def test_an_exclude_a_command_linked_elsewhere_is_left_alone_and_said(workspace, tmp_path, planted):
+    """A sandboxed `ln -sf ~/x.json .git/info/exclude`: the next start appended to the link's target
+    outside the workspace (finding H5). Now that exclude is left alone, with a warning."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    outside = elsewhere / "exclude"
+    outside.write_text('{"a": 1}\n')
+    info = workspace / ".git" / "info"
+    if planted == "exclude":
+        (info / "exclude").symlink_to(outside)
+    elif planted == "info":
+        info.rmdir()
+        info.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        os.mkfifo(info / "exclude")  # would hang a read
+    session = make_session(workspace, [{"text": "hi"}])
+    assert outside.read_text() == '{"a": 1}\n'
+    events = await run(session, "hello")
+    said = [e.text for e in events if type(e).__name__ == "Notice" and "exclude" in e.text]
+    assert len(said) == 1 and "left alone" in said[0], said
+
+
 def test_a_write_that_failed_half_way_leaves_no_fragment_for_the_next_event(tmp_path):
     from agent_cli.session.log import EventLog
 

@@ -102,3 +102,81 @@ def test_what_cannot_be_checked_out_is_the_tasks_error(tmp_path, repo_of, messag
 def test_a_ref_that_names_nothing_is_said(tmp_path, repo):
     with pytest.raises(CheckoutError, match="no commit 'nope'"):
         prepare(Task("t", "x", str(repo), ref="nope"), tmp_path / "work")
+
+
+def test_a_local_repositorys_hooks_and_fsmonitor_never_run(tmp_path, repo):
+    """A repository unpacked from a tarball ships its .git: its post-checkout hook ran at `git worktree
+    add`, its core.fsmonitor at every add and commit of ours (finding H4)."""
+    ran = tmp_path / "ran"
+    for hook in ("post-checkout", "post-commit", "pre-commit", "reference-transaction"):
+        (repo / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\necho {hook} >> {ran}\n")
+        (repo / ".git" / "hooks" / hook).chmod(0o755)
+    git(repo, "config", "core.fsmonitor", f"echo fsmonitor >> {ran}; false")
+    task = Task("fix", "x", str(repo))
+
+    checkout = prepare(task, tmp_path / "work")
+    (checkout.path / "app.py").write_text("v = 3\n")
+    head, stat = commit(checkout, task, exclude=[".agent/sessions"])
+
+    assert stat == "1 file changed, 1 insertion(+), 1 deletion(-)" and head
+    assert not ran.exists(), ran.read_text()
+
+
+def test_a_bare_repository_planted_in_a_clone_is_not_taken_for_it(tmp_path, repo):
+    """A task breaks the clone's .git/HEAD and leaves HEAD, objects/, refs/ and a config at the root:
+    git took the checkout itself for a bare repository and ran its core.fsmonitor at our add."""
+    checkout = prepare(Task("t", "x", f"file://{repo}"), tmp_path / "work")
+    ran = tmp_path / "ran"
+    (checkout.path / ".git" / "HEAD").write_text("broken\n")
+    (checkout.path / "HEAD").write_text("ref: refs/heads/main\n")
+    (checkout.path / "objects").mkdir()
+    (checkout.path / "refs").mkdir()
+    (checkout.path / "config").write_text(f'[core]\n\tworktree = .\n\tfsmonitor = "echo x >> {ran}; false"\n')
+
+    with pytest.raises(CheckoutError, match="bare repository"):
+        commit(checkout, Task("t", "x", f"file://{repo}"), exclude=[])
+    assert not ran.exists()
+
+
+def test_a_clones_git_folder_holding_links_is_not_written_through(tmp_path, repo):
+    """A sandboxed `ln -sf ~/file .git/logs/HEAD` (or COMMIT_EDITMSG): our unconfined commit appended
+    its reflog to, or rewrote, the file the link names."""
+    task = Task("t", "x", f"file://{repo}")
+    checkout = prepare(task, tmp_path / "work")
+    outside = tmp_path / "outside"
+    outside.write_text("the person's file\n")
+    (checkout.path / ".git" / "logs" / "HEAD").unlink()
+    (checkout.path / ".git" / "logs" / "HEAD").symlink_to(outside)
+    (checkout.path / "fix.txt").write_text("fixed\n")
+
+    with pytest.raises(CheckoutError, match=r"links git would write through \(.git/logs/HEAD -> "):
+        commit(checkout, task, exclude=[])
+    assert outside.read_text() == "the person's file\n"
+
+
+def test_a_planted_base_is_taken_only_as_a_commit(tmp_path, repo):
+    """The base an earlier run remembered lives in the clone's git folder, which its task could write:
+    `--output=FILE` there was an option to our `git diff` (it writes the diff to any file)."""
+    task = Task("t", "x", f"file://{repo}")
+    first = prepare(task, tmp_path / "work")
+    target = tmp_path / "written"
+    (first.path / ".git" / "agent-batch-base").write_text(f"--output={target}\n")
+
+    again = prepare(task, tmp_path / "work")
+    (again.path / "fix.txt").write_text("fixed\n")
+    head, stat = commit(again, task, exclude=[])
+
+    assert again.reused and again.base == git(again.path, "rev-parse", "HEAD~1") and head
+    assert stat == "1 file changed, 1 insertion(+)" and not target.exists()
+
+
+def test_a_bare_repository_named_as_the_tasks_repo_still_works(tmp_path, repo):
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    task = Task("fix", "x", str(bare))
+
+    checkout = prepare(task, tmp_path / "work")
+    (checkout.path / "app.py").write_text("v = 3\n")
+    head, _ = commit(checkout, task, exclude=[])
+
+    assert git(bare, "rev-parse", "agent/batch/fix") == head

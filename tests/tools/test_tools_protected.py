@@ -92,6 +92,14 @@ def write(path: str) -> dict:
         "sub/inner/.Husky/pre-push",  # the nearest repository's
         "mod/lefthook.yml",  # a submodule or linked worktree: `.git` is a `gitdir:` pointer
         "a/b/c/deep/.pre-commit-config.yaml",  # deeper than the sandbox looks: the write tools still ask
+        # anything in a `.git` folder: the write tools have no business there
+        ".git/HEAD",  # a broken HEAD sends git to the folder above, taken as a bare repository
+        ".git/objects/ab/cdef",
+        ".git/refs/heads/x",
+        ".git/info/exclude",
+        ".git",
+        "sub/.git/objects/ab",
+        "a/b/.GIT/x",
     ],
 )
 @pytest.mark.parametrize("mode", ["ask", "auto-edit", "yolo"])
@@ -106,11 +114,11 @@ def test_a_write_to_a_protected_path_asks_in_every_mode(nested: Path, mode: str,
     "path",
     [
         "src/app.py",
-        ".git/objects/ab/cdef",
-        ".git/refs/heads/x",
         "agent.md",
-        "sub/.git/objects/ab",
         "sub/git/config",
+        "objects/x.py",  # one of a git directory's names alone is no git directory
+        "refs/README.md",
+        "src/HEAD",
         ".npmrc",  # npm runs the project's own scripts anyway: package.json is no more protected
         "docs/pre-commit-config.yaml",
         ".config/tool.yml",  # only lefthook's names in `.config/` are protected
@@ -263,3 +271,49 @@ def test_the_layout_binds_the_git_config_and_hooks_of_repositories_inside_the_wo
     assert ws / "sub" / ".vscode" not in watched  # an editor opens the workspace's root
     assert not any("deep" in str(p) for p in bound | watched)  # deeper than NESTED_DEPTH: not looked for
     assert not any("elsewhere" in str(p) or "outside" in str(p) for p in bound | watched)
+
+
+@pytest.mark.parametrize("folder", ["", "tests/fixtures/"])
+def test_a_git_directory_shape_asks_for_its_last_piece_whatever_the_order(ws: Path, folder: str) -> None:
+    """Git takes a folder holding HEAD, objects/ and refs/ for a (bare) repository and, at the person's
+    next `git status` there, runs what its `config` names (core.fsmonitor): written piece by piece,
+    the piece that completes the shape asks, and so does anything written into it after."""
+    orders = {  # the pieces in the order written; which of them completes the shape
+        ("config", "objects/README", "refs/README", "HEAD"): "HEAD",  # the config first, HEAD last
+        ("HEAD", "refs/README", "config", "objects/pack/x"): "objects/pack/x",
+        ("refs/a", "HEAD", "objects", "config"): "objects",
+    }
+    for n, (order, last) in enumerate(orders.items()):
+        asked = []
+        for piece in order:
+            path = f"try{n}/{folder}{piece}"
+            decision = decide(ws, "auto-edit", WriteTool(), write(path))
+            if decision.action == "allow":
+                (ws / path).parent.mkdir(parents=True, exist_ok=True)
+                (ws / path).write_text("x")
+            else:
+                assert "protected path" in decision.reason and "git directory" in decision.reason
+                asked.append(piece)
+        assert asked == [last], (order, asked)
+    # once it is one, a write into it asks, in every mode, and a redirect too
+    (ws / "bare" / "objects").mkdir(parents=True)
+    (ws / "bare" / "refs").mkdir()
+    (ws / "bare" / "HEAD").write_text("ref: refs/heads/main\n")
+    for mode in ("ask", "auto-edit", "yolo"):
+        for path in ("bare/config", "bare/hooks/post-checkout", "bare/info/attributes"):
+            assert decide(ws, mode, WriteTool(), write(path)).action == "ask", (mode, path)
+    decision = decide(ws, "yolo", BashTool(), {"command": "echo '[core]' > bare/config"}, ("Bash(echo:*)",))
+    assert decision.action == "ask" and "bare (a git directory's shape)" in decision.reason
+    assert is_protected(ws / "bare" / "config", ws) == "bare (a git directory's shape)"
+    # a linked worktree's git folder: HEAD and a `commondir` naming where its config is
+    (ws / "wt").mkdir()
+    (ws / "wt" / "HEAD").write_text("ref: refs/heads/x\n")
+    assert decide(ws, "yolo", WriteTool(), write("wt/commondir")).action == "ask"
+
+
+def test_a_rule_naming_the_git_folder_is_a_yes_for_it_not_for_its_hooks(ws: Path) -> None:
+    (ws / ".git").mkdir()
+    for path in (".git/info/exclude", ".git/objects/x"):
+        assert decide(ws, "ask", WriteTool(), write(path), ("Edit(.git/**)",)).action == "allow", path
+    for path in (".git/hooks/pre-commit", ".git/config"):
+        assert decide(ws, "ask", WriteTool(), write(path), ("Edit(.git/**)",)).action == "ask", path

@@ -9,7 +9,8 @@ with every capability dropped (a remount of / fails), no nested user namespaces,
 sandbox mode (auto|on|off), the permission mode (yolo and plan have no way out) and whether the model
 asked to run outside the sandbox (which the permission layer turns into a question to the person).
 `Sandbox.settle` runs after the command: it sets aside what it created at a protected path that did
-not exist yet (bwrap cannot bind a missing path without creating it on the host).
+not exist yet (bwrap cannot bind a missing path without creating it on the host), and the config and
+hooks of a git directory it planted anywhere in the workspace that would run a program (gitdirs.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_cli.tools.sandbox.gitdirs import GitDirWatch, now, summary
 from agent_cli.tools.sandbox.protected import Layout, Watch, layout, set_aside
 from agent_cli.tools.sandbox.seccomp import unix_socket_filter
 
@@ -99,6 +101,8 @@ class Launch:
     confined: bool = False
     seccomp: bytes = b""
     watched: tuple[Watch, ...] = ()
+    started: int = 0  # when it started (gitdirs.now), 0: nothing to sweep (plan mode: all read-only)
+    bound: tuple[Path, ...] = ()  # what it could not change (bound read-only)
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,8 @@ class Sandbox:
         base = self.sessions.parent if self.sessions is not None else self.workspace / ".agent"
         self.quarantine = base / "quarantine"
         self._in_flight: dict[Path, int] = {}  # watched paths of commands still running
+        self._started: list[int] = []  # when the confined commands still running started
+        self._git_dirs: GitDirWatch | None = None  # the workspace's folders and git directories
 
     def status(self) -> SandboxStatus:
         if self.policy.mode == "off":
@@ -187,12 +193,26 @@ class Sandbox:
         for path in [*pending, *(w.path for w in extra)]:
             self._in_flight[path] = self._in_flight.get(path, 0) + 1
         filtered = unix_socket_filter() if not self.policy.allow_unix_sockets else None
+        started = 0
+        if not read_only:
+            self.git_dirs().seed()  # the first command's: a walk of every folder, once
+            started = now()
+            self._started.append(started)
         return Launch(
             tuple(self.prefix(read_only=read_only, layout=protected)),
             confined=True,
             seccomp=filtered.bpf if filtered is not None else b"",
             watched=protected.watched + extra,
+            started=started,
+            bound=protected.read_only,
         )
+
+    def git_dirs(self) -> GitDirWatch:
+        if self._git_dirs is None:
+            skip = [self.workspace / ".agent", *([self.sessions] if self.sessions is not None else [])]
+            real = Path(os.path.realpath(self.workspace))
+            self._git_dirs = GitDirWatch(real, tuple(Path(os.path.realpath(p)) for p in skip))
+        return self._git_dirs
 
     def settle(self, launch: Launch) -> str:
         """After a confined command: set aside what it made at a watched protected path. A note for
@@ -203,18 +223,41 @@ class Sandbox:
                 self._in_flight[watch.path] = count
             else:
                 self._in_flight.pop(watch.path, None)
-        return self.sweep(launch)
+        note = self.sweep(launch)
+        if launch.started in self._started:
+            self._started.remove(launch.started)
+        return note
 
     def sweep(self, launch: Launch) -> str:
         """Set aside what a confined command made at a watched protected path so far; `settle` does it
         at its end, and a background shell's watcher every second while it runs."""
         moved = set_aside(launch.watched, self.quarantine, self.workspace)
+        notes = [self._git_sweep(launch)]
+        if moved:
+            notes.insert(
+                0,
+                f"[sandbox: this command created protected paths, which were moved aside ({'; '.join(moved)}). "
+                "Those files run code later (git hooks and config, agent and editor settings, shell "
+                "start-up files); change them with write_file or edit_file, which ask the person.]",
+            )
+        return "\n".join(n for n in notes if n)
+
+    def _git_sweep(self, launch: Launch) -> str:
+        """Set aside the config that runs a program, and the hooks, of each git directory a command
+        running since this one started planted (a `git init` plus `git config core.fsmonitor`, a bare
+        repository's HEAD, objects/, refs/ and config made with mkdir and printf)."""
+        if not launch.started or self._git_dirs is None:
+            return ""
+        since = min([launch.started, *self._started])
+        planted = self._git_dirs.planted(since, launch.bound)
+        moved = set_aside([Watch(f) for p in planted for f in p.files], self.quarantine, self.workspace)
         if not moved:
             return ""
         return (
-            f"[sandbox: this command created protected paths, which were moved aside ({'; '.join(moved)}). "
-            "Those files run code later (git hooks and config, agent and editor settings, shell "
-            "start-up files); change them with write_file or edit_file, which ask the person.]"
+            f"[sandbox: this command left git settings that run a program ({summary(planted)}); "
+            f"git would run them outside the sandbox at the person's next git command there, so they were "
+            f"moved aside ({'; '.join(moved)}). Change a repository's config or hooks with write_file or "
+            "edit_file, which ask the person.]"
         )
 
     def layout(self, read_only: bool = False) -> Layout:

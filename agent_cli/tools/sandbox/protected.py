@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_cli.tools.sandbox.gitdirs import planted_git_dir
+
 SHELL_STARTUP = (
     ".bashrc",
     ".bash_profile",
@@ -101,7 +103,8 @@ _SECTION = re.compile(r"^\s*\[\s*([^\]\s]+)[^\]]*\]")
 
 
 def is_protected(path: Path, workspace: Path, home: Path | None = None, extra: Iterable[Path] = ()) -> str:
-    """The protected path (as the person would write it) that `path` is or lies in, or "" when none.
+    """The protected path (as the person would write it) that `path` is or lies in, or "" when none:
+    also anything in a `.git` folder, and what would plant a git directory elsewhere (gitdirs.py).
     Both the path as given and its target (symlinks followed) are judged, case-insensitively."""
     home = home or Path.home()
     candidates = {_norm(path), _real(path)}
@@ -110,7 +113,8 @@ def is_protected(path: Path, workspace: Path, home: Path | None = None, extra: I
             if _within(candidate, entry):
                 return label
     roots = {_norm(workspace), _real(workspace)}
-    nested = (check(c, r) for check in (_nested_git, _nested_repo) for c in candidates for r in roots)
+    checks = (_nested_git, _nested_repo, planted_git_dir)
+    nested = (check(c, r) for check in checks for c in candidates for r in roots)
     return next(filter(None, nested), "")
 
 

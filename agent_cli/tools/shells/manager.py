@@ -129,7 +129,7 @@ class ShellManager:
         if ctx.processes is not None:
             ctx.processes.started(pgid, command)
         settle = (lambda: sandbox.settle(launch)) if confined else None
-        sweep = (lambda: sandbox.sweep(launch)) if confined and launch.watched else None
+        sweep = (lambda: sandbox.sweep(launch)) if confined else None
         shell = Shell(
             shell_id,
             command,

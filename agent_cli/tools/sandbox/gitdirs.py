@@ -1,0 +1,232 @@
+"""Git directories anywhere in the workspace. Git takes any folder holding `HEAD`, `objects/` and
+`refs/` (or `HEAD` and a `commondir` file) for a repository: a `.git` folder, or a bare repository that
+git finds where a person runs it (a broken `.git` makes git look at the folder itself). At their next
+git command there it runs the programs that folder's `config` names (gitconfig.py) and its hooks,
+outside any sandbox.
+
+- `planted_git_dir`: for the write tools and bash redirects (protected.py), a write inside any `.git`
+  folder, or one that completes or extends a git directory's shape elsewhere (whatever the order of
+  the writes: the last of HEAD, objects/, refs/ completes it; anything written inside one extends it).
+- `GitDirWatch`: for sandboxed bash, which may make folders anywhere (`mkdir`, `git init`), after each
+  command: the git directories whose `config` the command created or changed, or that it made, and
+  that name a program are found, and that config (and the hooks the command put there) set aside.
+  A walk of every folder costs a scandir each; after the first, only the folders whose ctime changed
+  (a new entry, a rename) are read again, and the known git directories' files are stat'ed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_cli.tools.sandbox.gitconfig import programs
+
+SHAPE = ("head", "objects", "refs", "commondir")  # the entries that make a git directory (casefolded)
+CONFIGS = ("config", "config.worktree")
+_SHAPE_LENGTHS = {len(n) for n in SHAPE}
+INSIDE = ("objects", "refs", "logs", "lfs")  # not walked inside a git directory: nobody runs git there
+_COARSE_CLOCK = 5  # CLOCK_REALTIME_COARSE: what Linux stamps a file's ctime with
+
+
+def is_git_dir(names: Iterable[str]) -> bool:
+    """Whether a folder holding these entries is a git directory to git: HEAD with objects/ and refs/,
+    or HEAD with `commondir` (a linked worktree's). Judged by name alone, whatever each entry is (a
+    dangling `objects` link counts), so that a shape cannot be finished later at a distance."""
+    have = {n.casefold() for n in names}
+    return "head" in have and ({"objects", "refs"} <= have or "commondir" in have)
+
+
+def _git_like(names: set[str]) -> bool:
+    """A git directory, or the common directory another one's `commondir` may name (objects/ and
+    refs/, no HEAD): the sweep judges both."""
+    return is_git_dir(names) or {"objects", "refs"} <= names
+
+
+def planted_git_dir(path: Path, root: Path) -> str:
+    """How a write to `path` (inside `root`) would plant a git directory, as the person would write
+    the protected path; "" when it would not. Inside any `.git` folder (or `.git` itself, a `gitdir:`
+    pointer): `sub/.git`. In a folder that is, or with this write becomes, a git directory (HEAD,
+    objects/, refs/): `tests (a git directory's shape)`."""
+    if not _within(path, root) or path == root:
+        return ""
+    parts = str(path)[len(str(root).rstrip("/")) + 1 :].split("/")
+    for i, part in enumerate(parts):
+        if part.casefold() == ".git":
+            return "/".join(parts[: i + 1])
+    for i in range(len(parts) - 1, -1, -1):  # the folders holding the path, nearest first
+        folder = root.joinpath(*parts[:i])
+        after = [parts[i], *(n for n in SHAPE if os.path.lexists(folder / n.replace("head", "HEAD")))]
+        if is_git_dir(after):
+            return f"{'/'.join(parts[:i]) or '.'} (a git directory's shape)"
+    return ""
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A git directory a command planted: the `files` to set aside (its config, its hooks) and the
+    config `keys` that run a program."""
+
+    folder: Path
+    files: tuple[Path, ...]
+    keys: tuple[str, ...] = ()
+    where: str = ""  # the folder as the person would write it
+
+
+@dataclass
+class GitDirWatch:
+    """Every folder under `root` (not following links; the folders in `skip` not entered) with its
+    ctime, and the git directories among them, as of the last look."""
+
+    root: Path
+    skip: tuple[Path, ...] = ()
+    _folders: dict[str, int] | None = None
+    _git: set[str] = field(default_factory=set)
+
+    def seed(self) -> None:
+        """The first look (before the first command): a walk of every folder."""
+        if self._folders is None:
+            self._folders = {}
+            self._git = set()
+            self._walk(str(self.root))
+
+    def planted(self, since: int, bound: Iterable[Path] = ()) -> list[Planted]:
+        """Look again; the git directories a command running since `since` (ns, see `now`) planted. One
+        it made is judged whole, a known one by the files changed in it; what lies in `bound` (bound
+        read-only in the sandbox: no command changed it) is left alone."""
+        if self._folders is None:
+            self.seed()
+            return []
+        known = set(self._git)
+        self._refresh()
+        out = []
+        for folder in sorted(self._git):
+            path = Path(folder)
+            files, keys = _judge(path, since, new=folder not in known and _touched(path, since))
+            files = [f for f in files if not any(_within(Path(os.path.realpath(f)), b) for b in bound)]
+            if files:
+                where = path.relative_to(self.root).as_posix() if path != self.root else "."
+                out.append(Planted(path, tuple(files), tuple(keys), where))
+        return out
+
+    # -- the walk --------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        folders = self._folders
+        assert folders is not None
+        again = []
+        for folder, ctime in list(folders.items()):
+            try:
+                st = os.lstat(folder)
+            except OSError:
+                st = None
+            if st is None or not stat.S_ISDIR(st.st_mode):
+                del folders[folder]
+                self._git.discard(folder)
+            elif st.st_ctime_ns != ctime:
+                again.append(folder)
+        for folder in again:
+            if folder in folders:
+                self._walk(folder)
+
+    def _walk(self, top: str) -> None:
+        """Read `top` and every folder below it not read yet (all of them, under a new folder)."""
+        folders = self._folders
+        assert folders is not None
+        skip = {str(s) for s in self.skip}
+        pending = [top]
+        while pending:
+            folder = pending.pop()
+            try:
+                ctime = os.lstat(folder).st_ctime_ns
+                names, listed = _list(folder)
+            except OSError:
+                folders.pop(folder, None)
+                self._git.discard(folder)
+                continue
+            folders[folder] = ctime
+            git = _git_like(names)
+            (self._git.add if git else self._git.discard)(folder)
+            for name, sub in listed:
+                if sub in folders or sub in skip or (git and name.casefold() in INSIDE):
+                    continue
+                pending.append(sub)
+
+
+def summary(planted: list[Planted]) -> str:
+    """`vendor/lib/.git: core.fsmonitor; tests: hooks`, folders relative to the watched root."""
+    return "; ".join(f"{p.where}: {', '.join(p.keys) if p.keys else 'hooks'}" for p in planted)
+
+
+def _list(folder: str) -> tuple[set[str], list[tuple[str, str]]]:
+    """The shape's entries a folder holds (casefolded) and its subfolders (name, path), links not
+    followed: one scandir, no stat."""
+    names: set[str] = set()
+    listed: list[tuple[str, str]] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if len(name) in _SHAPE_LENGTHS and name.casefold() in SHAPE:
+                names.add(name.casefold())
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    listed.append((name, entry.path))
+            except OSError:
+                continue
+    return names, listed
+
+
+def _judge(folder: Path, since: int, new: bool) -> tuple[list[Path], list[str]]:
+    """The files of a git directory to set aside: a config that names a program, created or changed
+    since `since` (any, when the directory is `new`), and the hooks put there since."""
+    files: list[Path] = []
+    keys: list[str] = []
+    for name in CONFIGS:
+        config = folder / name
+        if os.path.lexists(config) and (new or _ctime(config) >= since):
+            if found := programs(config):
+                files.append(config)
+                keys += found
+    try:
+        hooks = [e for e in os.scandir(folder / "hooks") if not e.name.endswith(".sample")]
+    except OSError:
+        hooks = []
+    files += [Path(h.path) for h in hooks if _ctime(Path(h.path)) >= since]
+    return files, keys
+
+
+def _touched(folder: Path, since: int) -> bool:
+    """Whether what makes the folder a git directory (HEAD, objects/, refs/, commondir) was made or
+    changed since `since`: a command made it one. Not a repository a person made between commands in
+    which a command then ran `git status` (that changes the folder, not these)."""
+    return any(_ctime(folder / n) >= since for n in ("HEAD", "objects", "refs", "commondir"))
+
+
+def _ctime(path: Path) -> int:
+    """The later ctime of the entry and of what it links to (-1: missing)."""
+    out = -1
+    for follow in (False, True):
+        try:
+            out = max(out, os.stat(path, follow_symlinks=follow).st_ctime_ns)
+        except OSError:
+            pass
+    return out
+
+
+def now() -> int:
+    """The clock file ctimes are stamped with (Linux's coarse one, which may lag the fine one by a
+    tick: a ctime taken from it is never earlier than this reading)."""
+    if sys.platform.startswith("linux"):
+        return time.clock_gettime_ns(_COARSE_CLOCK)
+    return time.time_ns() - 50_000_000
+
+
+def _within(path: Path, entry: Path) -> bool:
+    p, e = str(path).casefold(), str(entry).casefold()
+    return p == e or p.startswith(e.rstrip("/") + "/")
+
+
+__all__ = ["GitDirWatch", "Planted", "is_git_dir", "now", "planted_git_dir", "summary"]

@@ -140,6 +140,9 @@ def fork_store(parent: Path, store: Path, git: Git) -> None:
     `parent` repository, in a pack of its own. Raises OSError or the git runner's error; the
     caller then copies the parent whole."""
     source = str((parent / "objects").absolute())
+    if any(os.path.lexists(parent / "objects" / "info" / name) for name in ("alternates", "http-alternates")):
+        # never ours (a shipped session's): git would follow it and copy another repository's objects
+        raise OSError("the parent store reads objects of another repository")
     if any(c in source for c in "\n\r"):  # one line of the alternates file each
         raise OSError(f"cannot name {source!r} as an alternate object store")
     # the refs, as files (git reads them in `store`, never in `parent`), and the index: its objects

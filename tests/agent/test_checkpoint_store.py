@@ -9,6 +9,8 @@ import random
 import shutil
 import time
 
+import pytest
+
 from agent_cli.session.checkpoints import SHADOW, Checkpoints
 
 from .helpers import make_session, run
@@ -131,3 +133,30 @@ def test_a_store_that_failed_to_pack_is_tried_again_only_once_twice_as_large(tmp
     assert not upkeep.pack_if_due() and len(calls) == 1  # not yet twice as much
     (loose / "three").write_bytes(bytes(64 * 1024))
     assert not upkeep.pack_if_due() and len(calls) == 2
+
+
+def test_a_fork_of_a_shipped_store_takes_no_objects_of_another_repository(tmp_path):
+    """A shipped session's store can hold `objects/info/alternates` naming another repository's
+    objects: the fork's repack followed it and copied that repository's files into the fork for good.
+    Such a parent is copied as it is instead, and opening the copy drops the alternates."""
+    from agent_cli.session.checkpoint_store import fork_store
+
+    other = tmp_path / "private"
+    other.mkdir()
+    (other / "secret.txt").write_text("SECRET-OF-OTHER-REPO\n")
+    theirs = Checkpoints(other, tmp_path / "other-session").snapshot("theirs").commit
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hi\n")
+    parent = Checkpoints(ws, tmp_path / "parent")
+    parent.snapshot("ours")
+    (parent.git_dir / "objects" / "info").mkdir(parents=True, exist_ok=True)
+    (parent.git_dir / "objects" / "info" / "alternates").write_text(
+        str(tmp_path / "other-session" / SHADOW / "objects") + "\n"
+    )
+    fork = Checkpoints(ws, tmp_path / "fork")
+    fork._init()
+    with pytest.raises(OSError):
+        fork_store(parent.git_dir, fork.git_dir, fork._git)
+    assert not any((fork.git_dir / "objects").glob("pack/*.pack"))
+    assert theirs  # the other repository's snapshot exists, and nothing of it reached the fork

@@ -162,6 +162,9 @@ def test_the_keys_that_run_a_program(tmp_path: Path) -> None:
     ]
     assert runs_program("core.fsmonitor", "echo x") and not runs_program("core.fsmonitor", "false")
     assert runs_program("submodule.x.update", "!sh") and not runs_program("submodule.x.update", "rebase")
+    assert runs_program("trailer.sign.command", "sh -c x") and runs_program(
+        "trailer.sign.cmd", "x"
+    )  # --trailer
 
 
 def test_the_sweep_reads_only_changed_folders_after_the_first_walk(tmp_path: Path) -> None:

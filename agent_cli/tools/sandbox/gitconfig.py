@@ -10,7 +10,7 @@ sequence.editor, diff.external, diff.*.command and textconv, difftool/mergetool.
 merge.*.driver, filter.*.clean, smudge and process, credential(.*).helper, alias.* starting with `!`,
 gpg.program, gpg.*.program, gpg.ssh.defaultKeyCommand, include.path, includeIf.*.path,
 remote.*.uploadpack and receivepack, pager.*, interactive.diffFilter, web.browser,
-browser/man.*.cmd and path, guitool.*.cmd, tar.*.command, sendemail.*, imap.tunnel, instaweb.*,
+browser/man.*.cmd and path, guitool.*.cmd, tar.*.command, trailer.*.command and cmd, sendemail.*, imap.tunnel, instaweb.*,
 protocol(.*).allow (`ext::` runs a command), submodule.*.update starting with `!`. What `git init`
 writes, user.*, remote.*.url/fetch and branch.* are ordinary.
 """
@@ -51,6 +51,8 @@ _ANY_SUB = {
     ("man", "path"),
     ("guitool", "cmd"),
     ("tar", "command"),
+    ("trailer", "command"),
+    ("trailer", "cmd"),
     ("protocol", "allow"),
     ("pager", "*"),
     ("sendemail", "*"),

@@ -202,3 +202,91 @@ async def test_a_background_command_that_never_started_does_not_widen_the_next_l
     before_the_next_command(mine / ".git" / "config")
     output = await bash(ctx, "echo ok")
     assert output == "ok\n" and (mine / ".git" / "config").exists()
+
+
+def shipped(root: Path, folder: str, config: str) -> Path:
+    """A folder as a repository may ship it: objects/ and refs/ (no HEAD: git ignores it) and a config."""
+    path = root / folder
+    (path / "objects").mkdir(parents=True)
+    (path / "refs").mkdir()
+    (path / "config").write_text(config)
+    before_the_next_command(path / "config")
+    return path
+
+
+def watched(root: Path):
+    from agent_cli.tools.sandbox.gitdirs import GitDirWatch, now
+
+    watch = GitDirWatch(root)
+    watch.seed()
+    return watch, now()
+
+
+def test_a_shipped_half_repository_finished_by_a_command_is_judged_whole(tmp_path: Path) -> None:
+    """objects/, refs/ and a config shipped, HEAD written by a command: a git directory it made."""
+    root = tmp_path / "ws"
+    repo = shipped(root, "fixtures/repo", f'[core]\n\tworktree = .\n\tfsmonitor = "{PAYLOAD}"\n')
+    watch, since = watched(root)
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    planted = watch.planted(since)
+    assert [(p.where, p.files, p.keys) for p in planted] == [
+        ("fixtures/repo", (repo / "config",), ("core.fsmonitor",))
+    ]
+
+
+def test_the_common_directory_a_new_worktree_names_is_judged_whole(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    common = shipped(root, "fixtures/common", f'[core]\n\tpager = "{PAYLOAD}"\n')
+    (common / "hooks").mkdir()
+    (common / "hooks" / "post-checkout").write_text("#!/bin/sh\ntouch /tmp/pwned\n")
+    before_the_next_command(common / "hooks" / "post-checkout")
+    watch, since = watched(root)
+    (root / "fixtures" / "wt").mkdir()
+    (root / "fixtures" / "wt" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "fixtures" / "wt" / "commondir").write_text("../common\n")
+    files = {f for p in watch.planted(since) for f in p.files}
+    assert files == {common / "config", common / "hooks" / "post-checkout"}
+
+
+def test_a_new_dot_git_file_points_at_a_git_directory_the_walk_does_not_enter(tmp_path: Path) -> None:
+    """`docs/.git` saying `gitdir: ../.git/logs/cache`: inside a git directory's logs, never walked."""
+    root = tmp_path / "ws"
+    git(tmp_path, "init", "-q", str(root))
+    (root / "docs").mkdir()
+    (root / "elsewhere").mkdir()
+    before_the_next_command(root / "elsewhere")
+    watch, since = watched(root)
+    cache = root / ".git" / "logs" / "cache"
+    (cache / "objects").mkdir(parents=True)
+    (cache / "refs").mkdir()
+    (cache / "HEAD").write_text("ref: refs/heads/main\n")
+    (cache / "config").write_text(f'[core]\n\tfsmonitor = "{PAYLOAD}"\n')
+    (root / "docs" / ".git").write_text("gitdir: ../.git/logs/cache\n")
+    (root / "elsewhere" / ".git").write_text(f"gitdir: {tmp_path}\n")  # outside the workspace
+    planted = watch.planted(since)
+    assert {f: p.keys for p in planted for f in p.files} == {
+        cache / "config": ("core.fsmonitor",),
+        root / "elsewhere" / ".git": (),
+    }
+    assert "elsewhere/.git: a gitdir: pointer" in summary_of(planted)
+
+
+def summary_of(planted) -> str:
+    from agent_cli.tools.sandbox.gitdirs import summary
+
+    return summary(planted)
+
+
+async def test_a_worktree_a_command_adds_leaves_the_persons_own_config_alone(repo: Path, bwrap) -> None:
+    """`git worktree add` makes `.git/worktrees/wt` (with `commondir` naming the person's `.git`) and a
+    `wt/.git` pointer: the person's own config, naming their editor, is not judged whole for it."""
+    nested = repo / "a" / "b" / "c" / "mine"  # deeper than the sandbox binds read-only
+    git(repo, "init", "-q", str(nested))
+    git(nested, "config", "core.editor", "vim")
+    git(nested, "commit", "-q", "--allow-empty", "-m", "x")
+    before_the_next_command(nested / ".git" / "config")
+    ctx = session(repo)
+    output = await bash(ctx, "git -C a/b/c/mine worktree add -q ../wt2 && echo ok")
+    assert output == "ok\n", output
+    assert (nested / ".git" / "config").exists() and not (repo / ".agent" / "quarantine").exists()
+    assert git(repo / "a/b/c/wt2", "status", "--short") == ""

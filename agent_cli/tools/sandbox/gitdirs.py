@@ -10,8 +10,16 @@ outside any sandbox.
 - `GitDirWatch`: for sandboxed bash, which may make folders anywhere (`mkdir`, `git init`), after each
   command: the git directories whose `config` the command created or changed, or that it made, and
   that name a program are found, and that config (and the hooks the command put there) set aside.
+  One it made (also: one that was only objects/ and refs/ at the last look and got its HEAD) is
+  judged whole, its hooks too. Git follows two pointers: a git directory's `commondir` file (its
+  config and hooks are the named folder's too) and a `.git` FILE (`gitdir: path`) that a command
+  made or changed. The folder either names is judged too, whole when the pointer is new, wherever
+  it is in the workspace (also inside a `.git`'s logs/ or objects/, which the walk skips), unless it
+  is a `.git` folder's own already-known git directory (the person's, as `git worktree add` names);
+  a new pointer to outside the workspace or to what is not a git directory is itself set aside.
   A walk of every folder costs a scandir each; after the first, only the folders whose ctime changed
-  (a new entry, a rename) are read again, and the known git directories' files are stat'ed.
+  (a new entry, a rename) are read again, and the known git directories' files and `.git` files are
+  stat'ed.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +36,9 @@ from agent_cli.tools.sandbox.gitconfig import programs
 
 SHAPE = ("head", "objects", "refs", "commondir")  # the entries that make a git directory (casefolded)
 CONFIGS = ("config", "config.worktree")
-_SHAPE_LENGTHS = {len(n) for n in SHAPE}
+_NOTED = (*SHAPE, ".git")
+_NOTED_LENGTHS = {len(n) for n in _NOTED}
+_POINTER_MAX = 4096
 INSIDE = ("objects", "refs", "logs", "lfs")  # not walked inside a git directory: nobody runs git there
 _COARSE_CLOCK = 5  # CLOCK_REALTIME_COARSE: what Linux stamps a file's ctime with
 
@@ -41,7 +51,7 @@ def is_git_dir(names: Iterable[str]) -> bool:
     return "head" in have and ({"objects", "refs"} <= have or "commondir" in have)
 
 
-def _git_like(names: set[str]) -> bool:
+def _git_like(names: Set[str]) -> bool:
     """A git directory, or the common directory another one's `commondir` may name (objects/ and
     refs/, no HEAD): the sweep judges both."""
     return is_git_dir(names) or {"objects", "refs"} <= names
@@ -75,6 +85,18 @@ class Planted:
     files: tuple[Path, ...]
     keys: tuple[str, ...] = ()
     where: str = ""  # the folder as the person would write it
+    what: str = ""  # what is set aside when not a config's keys or hooks
+
+
+@dataclass
+class _Look:
+    """One look: the git directories (and their shape) at the last one and now, the folders to judge
+    (True: whole) and the pointers to set aside (with why)."""
+
+    known: dict[str, frozenset[str]]
+    shapes: dict[str, frozenset[str]] = field(default_factory=dict)
+    whole: dict[str, bool] = field(default_factory=dict)
+    aside: list[tuple[Path, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -85,13 +107,15 @@ class GitDirWatch:
     root: Path
     skip: tuple[Path, ...] = ()
     _folders: dict[str, int] | None = None
-    _git: set[str] = field(default_factory=set)
+    _git: dict[str, frozenset[str]] = field(default_factory=dict)  # git-like folder -> its SHAPE names
+    _pointers: set[str] = field(default_factory=set)  # `.git` files (or links) seen by the walk
 
     def seed(self) -> None:
         """The first look (before the first command): a walk of every folder."""
         if self._folders is None:
             self._folders = {}
-            self._git = set()
+            self._git = {}
+            self._pointers = set()
             self._walk(str(self.root))
 
     def planted(self, since: int, bound: Iterable[Path] = ()) -> list[Planted]:
@@ -101,17 +125,74 @@ class GitDirWatch:
         if self._folders is None:
             self.seed()
             return []
-        known = set(self._git)
+        look = _Look(known=dict(self._git))
         self._refresh()
+        look.shapes = dict(self._git)
+        for folder, names in self._git.items():
+            was = look.known.get(folder)
+            made = was is None or (is_git_dir(names) and not is_git_dir(was))
+            look.whole[folder] = made and _touched(Path(folder), since)
+        for pointer in sorted(self._pointers):
+            try:
+                st = os.lstat(pointer)
+            except OSError:
+                st = None
+            if st is None or stat.S_ISDIR(st.st_mode):
+                self._pointers.discard(pointer)
+                continue
+            changed = st.st_ctime_ns >= since
+            self._follow(look, Path(pointer), _gitdir(Path(pointer)), changed, is_git_dir)
+        for folder in [f for f, names in look.shapes.items() if "commondir" in names]:
+            changed = look.whole.get(folder, False) or _ctime(Path(folder) / "commondir") >= since
+            self._follow(look, Path(folder) / "commondir", _commondir(Path(folder)), changed, _git_like)
         out = []
-        for folder in sorted(self._git):
+        for folder in sorted(look.whole):
             path = Path(folder)
-            files, keys = _judge(path, since, new=folder not in known and _touched(path, since))
-            files = [f for f in files if not any(_within(Path(os.path.realpath(f)), b) for b in bound)]
-            if files:
-                where = path.relative_to(self.root).as_posix() if path != self.root else "."
-                out.append(Planted(path, tuple(files), tuple(keys), where))
+            files, keys = _judge(path, since, new=look.whole[folder])
+            if files := [f for f in files if not any(_within(Path(os.path.realpath(f)), b) for b in bound)]:
+                out.append(Planted(path, tuple(files), tuple(keys), self._where(path)))
+        for pointer, why in look.aside:
+            if not any(_within(Path(os.path.realpath(pointer.parent)), b) for b in bound):
+                out.append(Planted(pointer.parent, (pointer,), (), self._where(pointer), why))
         return out
+
+    def _follow(
+        self,
+        look: _Look,
+        pointer: Path,
+        target: Path | None,
+        changed: bool,
+        shaped: Callable[[Set[str]], bool],
+    ) -> None:
+        """A `.git` file's or `commondir`'s `target`: judged (whole when the pointer is `changed`,
+        unless it is an already-known git directory in a `.git` folder: the person's); a changed
+        pointer to what cannot be judged (outside the workspace, not `shaped` as git wants) is set
+        aside itself."""
+        if target is None or not _within(target, self.root):
+            if changed:
+                look.aside.append(
+                    (
+                        pointer,
+                        "a gitdir: pointer to outside the workspace" if target else "a bad gitdir: pointer",
+                    )
+                )
+            return
+        folder = str(target)
+        if folder not in look.shapes:
+            try:
+                look.shapes[folder] = frozenset(_list(folder)[0])
+            except OSError:
+                look.shapes[folder] = frozenset()
+        if not shaped(look.shapes[folder]):
+            if changed:
+                look.aside.append((pointer, "a gitdir: pointer to what is not a git directory"))
+            return
+        was = look.known.get(folder)
+        theirs = was is not None and is_git_dir(was) and ".git" in self._where(target).casefold().split("/")
+        look.whole[folder] = look.whole.get(folder, False) or (changed and not theirs)
+
+    def _where(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix() if path != self.root else "."
 
     # -- the walk --------------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -125,7 +206,7 @@ class GitDirWatch:
                 st = None
             if st is None or not stat.S_ISDIR(st.st_mode):
                 del folders[folder]
-                self._git.discard(folder)
+                self._git.pop(folder, None)
             elif st.st_ctime_ns != ctime:
                 again.append(folder)
         for folder in again:
@@ -145,11 +226,16 @@ class GitDirWatch:
                 names, listed = _list(folder)
             except OSError:
                 folders.pop(folder, None)
-                self._git.discard(folder)
+                self._git.pop(folder, None)
                 continue
             folders[folder] = ctime
             git = _git_like(names)
-            (self._git.add if git else self._git.discard)(folder)
+            if git:
+                self._git[folder] = frozenset(names)
+            else:
+                self._git.pop(folder, None)
+            if ".git" in names:
+                self._pointers.add(os.path.join(folder, ".git"))
             for name, sub in listed:
                 if sub in folders or sub in skip or (git and name.casefold() in INSIDE):
                     continue
@@ -158,30 +244,62 @@ class GitDirWatch:
 
 def summary(planted: list[Planted]) -> str:
     """`vendor/lib/.git: core.fsmonitor; tests: hooks`, folders relative to the watched root."""
-    return "; ".join(f"{p.where}: {', '.join(p.keys) if p.keys else 'hooks'}" for p in planted)
+    return "; ".join(f"{p.where}: {', '.join(p.keys) or p.what or 'hooks'}" for p in planted)
 
 
 def _list(folder: str) -> tuple[set[str], list[tuple[str, str]]]:
-    """The shape's entries a folder holds (casefolded) and its subfolders (name, path), links not
-    followed: one scandir, no stat."""
+    """The shape's entries a folder holds (casefolded; `.git` when it holds a `.git` that is no
+    folder: a `gitdir:` pointer) and its subfolders (name, path), links not followed: one scandir,
+    no stat."""
     names: set[str] = set()
     listed: list[tuple[str, str]] = []
     with os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name
-            if len(name) in _SHAPE_LENGTHS and name.casefold() in SHAPE:
-                names.add(name.casefold())
+            noted = len(name) in _NOTED_LENGTHS and name.casefold() in _NOTED
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    listed.append((name, entry.path))
+                is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
-                continue
+                is_dir = False
+            if is_dir:
+                listed.append((name, entry.path))
+            if noted and (name != ".git" or not is_dir):
+                names.add(name.casefold() if name != ".git" else name)
     return names, listed
+
+
+def _gitdir(pointer: Path) -> Path | None:
+    """Where a `.git` file (`gitdir: path`, relative to its folder) or link sends git; None: nowhere."""
+    try:
+        st = os.stat(pointer)
+        if stat.S_ISDIR(st.st_mode):
+            return Path(os.path.realpath(pointer))
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        fd = os.open(pointer, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(_POINTER_MAX).decode("utf-8", "replace")
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    return Path(os.path.realpath(os.path.join(pointer.parent, text[len("gitdir: ") :].strip())))
+
+
+def _commondir(folder: Path) -> Path | None:
+    """The folder a git directory's `commondir` file names (relative to it), None: unreadable."""
+    try:
+        fd = os.open(folder / "commondir", os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            text = f.read(_POINTER_MAX).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    return Path(os.path.realpath(os.path.join(folder, text))) if text else None
 
 
 def _judge(folder: Path, since: int, new: bool) -> tuple[list[Path], list[str]]:
     """The files of a git directory to set aside: a config that names a program, created or changed
-    since `since` (any, when the directory is `new`), and the hooks put there since."""
+    since `since`, and the hooks put there since (any config and hook, when the directory is `new`)."""
     files: list[Path] = []
     keys: list[str] = []
     for name in CONFIGS:
@@ -194,7 +312,7 @@ def _judge(folder: Path, since: int, new: bool) -> tuple[list[Path], list[str]]:
         hooks = [e for e in os.scandir(folder / "hooks") if not e.name.endswith(".sample")]
     except OSError:
         hooks = []
-    files += [Path(h.path) for h in hooks if _ctime(Path(h.path)) >= since]
+    files += [Path(h.path) for h in hooks if new or _ctime(Path(h.path)) >= since]
     return files, keys
 
 

@@ -271,6 +271,28 @@ def test_a_new_dot_git_file_points_at_a_git_directory_the_walk_does_not_enter(tm
     assert "elsewhere/.git: a gitdir: pointer" in summary_of(planted)
 
 
+def test_a_new_link_into_a_git_directory_is_set_aside(tmp_path: Path) -> None:
+    """A bare repository built in `.git/logs/cache` (never walked) and a folder link `evil` to it:
+    `cd evil && git status` would use it. A link a command made into a git directory is set aside; an
+    ordinary link, or one that was there before the command, is left alone."""
+    root = tmp_path / "ws"
+    git(tmp_path, "init", "-q", str(root))
+    (root / "build").mkdir()
+    (root / "old").symlink_to(root / ".git")  # the person's, before the command
+    before_the_next_command(root / "old")
+    watch, since = watched(root)
+    cache = root / ".git" / "logs" / "cache"
+    (cache / "objects").mkdir(parents=True)
+    (cache / "refs").mkdir()
+    (cache / "HEAD").write_text("ref: refs/heads/main\n")
+    (cache / "config").write_text(f'[core]\n\tfsmonitor = "{PAYLOAD}"\n')
+    (root / "evil").symlink_to(".git/logs/cache")
+    (root / "latest").symlink_to("build")
+    planted = watch.planted(since)
+    assert [f for p in planted for f in p.files] == [root / "evil"]
+    assert "evil: a link into a git directory" in summary_of(planted)
+
+
 def summary_of(planted) -> str:
     from agent_cli.tools.sandbox.gitdirs import summary
 

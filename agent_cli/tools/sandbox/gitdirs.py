@@ -17,6 +17,8 @@ outside any sandbox.
   it is in the workspace (also inside a `.git`'s logs/ or objects/, which the walk skips), unless it
   is a `.git` folder's own already-known git directory (the person's, as `git worktree add` names);
   a new pointer to outside the workspace or to what is not a git directory is itself set aside.
+  The walk follows no link: a link the command made into a git directory (`evil ->
+  .git/logs/cache`, where git run in `evil` finds a bare repository the walk never reads) is set aside.
   A walk of every folder costs a scandir each; after the first, only the folders whose ctime changed
   (a new entry, a rename) are read again, and the known git directories' files and `.git` files are
   stat'ed.
@@ -109,6 +111,7 @@ class GitDirWatch:
     _folders: dict[str, int] | None = None
     _git: dict[str, frozenset[str]] = field(default_factory=dict)  # git-like folder -> its SHAPE names
     _pointers: set[str] = field(default_factory=set)  # `.git` files (or links) seen by the walk
+    _links: list[str] = field(default_factory=list)  # links the walks since the last look read
 
     def seed(self) -> None:
         """The first look (before the first command): a walk of every folder."""
@@ -117,6 +120,7 @@ class GitDirWatch:
             self._git = {}
             self._pointers = set()
             self._walk(str(self.root))
+            self._links = []
 
     def planted(self, since: int, bound: Iterable[Path] = ()) -> list[Planted]:
         """Look again; the git directories a command running since `since` (ns, see `now`) planted. One
@@ -126,7 +130,11 @@ class GitDirWatch:
             self.seed()
             return []
         look = _Look(known=dict(self._git))
+        self._links = []
         self._refresh()
+        for link in self._links:  # git run in a linked folder uses what the link leads to
+            if _link_made(link, since) and ".git" in Path(os.path.realpath(link)).parts:
+                look.aside.append((Path(link), "a link into a git directory"))
         look.shapes = dict(self._git)
         for folder, names in self._git.items():
             was = look.known.get(folder)
@@ -223,7 +231,7 @@ class GitDirWatch:
             folder = pending.pop()
             try:
                 ctime = os.lstat(folder).st_ctime_ns
-                names, listed = _list(folder)
+                names, listed, links = _list(folder)
             except OSError:
                 folders.pop(folder, None)
                 self._git.pop(folder, None)
@@ -236,6 +244,7 @@ class GitDirWatch:
                 self._git.pop(folder, None)
             if ".git" in names:
                 self._pointers.add(os.path.join(folder, ".git"))
+            self._links.extend(links)
             for name, sub in listed:
                 if sub in folders or sub in skip or (git and name.casefold() in INSIDE):
                     continue
@@ -247,25 +256,28 @@ def summary(planted: list[Planted]) -> str:
     return "; ".join(f"{p.where}: {', '.join(p.keys) or p.what or 'hooks'}" for p in planted)
 
 
-def _list(folder: str) -> tuple[set[str], list[tuple[str, str]]]:
+def _list(folder: str) -> tuple[set[str], list[tuple[str, str]], list[str]]:
     """The shape's entries a folder holds (casefolded; `.git` when it holds a `.git` that is no
     folder: a `gitdir:` pointer) and its subfolders (name, path), links not followed: one scandir,
     no stat."""
     names: set[str] = set()
     listed: list[tuple[str, str]] = []
+    links: list[str] = []
     with os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name
             noted = len(name) in _NOTED_LENGTHS and name.casefold() in _NOTED
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and entry.is_symlink():
+                    links.append(entry.path)
             except OSError:
                 is_dir = False
             if is_dir:
                 listed.append((name, entry.path))
             if noted and (name != ".git" or not is_dir):
                 names.add(name.casefold() if name != ".git" else name)
-    return names, listed
+    return names, listed, links
 
 
 def _gitdir(pointer: Path) -> Path | None:
@@ -321,6 +333,14 @@ def _touched(folder: Path, since: int) -> bool:
     changed since `since`: a command made it one. Not a repository a person made between commands in
     which a command then ran `git status` (that changes the folder, not these)."""
     return any(_ctime(folder / n) >= since for n in ("HEAD", "objects", "refs", "commondir"))
+
+
+def _link_made(link: str, since: int) -> bool:
+    """Whether the link itself (not what it leads to) was made or changed since `since`."""
+    try:
+        return os.lstat(link).st_ctime_ns >= since
+    except OSError:
+        return False
 
 
 def _ctime(path: Path) -> int:

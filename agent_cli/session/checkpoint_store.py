@@ -47,6 +47,7 @@ BACKGROUND_NICENESS = 10
 # writes its temporary files continuously and renames them in minutes at most): it is removed.
 STALE_TEMPORARY_SECONDS = 24 * 3600
 REPACK = ("repack", "-a", "-d", "-k", "-q")
+ALTERNATES = ("alternates", "http-alternates")  # objects/info/: another store's objects, read by git
 
 Git = Callable[..., str]  # runs git on one repository: checkpoints.Checkpoints._git
 
@@ -140,7 +141,7 @@ def fork_store(parent: Path, store: Path, git: Git) -> None:
     `parent` repository, in a pack of its own. Raises OSError or the git runner's error; the
     caller then copies the parent whole."""
     source = str((parent / "objects").absolute())
-    if any(os.path.lexists(parent / "objects" / "info" / name) for name in ("alternates", "http-alternates")):
+    if any(os.path.lexists(parent / "objects" / "info" / name) for name in ALTERNATES):
         # never ours (a shipped session's): git would follow it and copy another repository's objects
         raise OSError("the parent store reads objects of another repository")
     if any(c in source for c in "\n\r"):  # one line of the alternates file each

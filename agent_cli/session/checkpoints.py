@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agent_cli.core.files import PRIVATE_FILE, atomic_write, atomic_write_bytes, private_dir
 from agent_cli.core.surrogates import scrub, shown_name
-from agent_cli.session.checkpoint_store import Upkeep, fork_store
+from agent_cli.session.checkpoint_store import ALTERNATES, Upkeep, fork_store
 from agent_cli.session.ownership import ABSENT, NOW, Change, Span, attribute, is_commit
 
 SHADOW = "checkpoints.git"
@@ -43,7 +43,6 @@ GIT_TIMEOUT = 120.0
 # command (core.fsmonitor, filter drivers, core.hooksPath, ...). Hooks are off on every call too.
 CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tautocrlf = false\n[gc]\n\tauto = 0\n"
 GITLINK = "160000"  # the mode git gives a nested repository or submodule (a gitlink)
-ALTERNATES = ("alternates", "http-alternates")  # never ours but for a moment while a fork is made
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 

@@ -8,8 +8,8 @@ keys in a warning and nothing more).
 - **The model**: Claude Code's choice — `ANTHROPIC_MODEL` (the environment's, else the file's `env`),
   else the file's `model` — is the model when none of agent's own settings name one (config files,
   `AGENT_MODEL`, `--model`). Claude Code's aliases are read as Claude Code reads them: `opus`,
-  `sonnet`, `haiku` name `ANTHROPIC_DEFAULT_<FAMILY>_MODEL` when set, else the newest model of that
-  family in the model registry; `opusplan` is `sonnet` (the model that does the work), a `[1m]`
+  `sonnet`, `haiku` name `ANTHROPIC_DEFAULT_<FAMILY>_MODEL` when set, else what models.toml's
+  `[aliases]` name (the table `--model sonnet` reads too); `opusplan` is `sonnet` (the model that does the work), a `[1m]`
   suffix is dropped, `default` names nothing.
 - **The endpoint and its key** (`ENDPOINT`: `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`,
   `ANTHROPIC_AUTH_TOKEN`) come from the file's `env` together, and only when neither the environment
@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_cli.llm.models import registry
 from agent_cli.settings.files import claude_user_dir, read_settings
 
 ENDPOINT = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -57,12 +58,15 @@ class ClaudeUser:
     notes: tuple[str, ...] = ()  # one line each: what of the file was passed over, and why
 
 
-def claude_user(env: Mapping[str, str], *, base_url: str = "", models: Sequence[str] = ()) -> ClaudeUser:
+def claude_user(
+    env: Mapping[str, str], *, base_url: str = "", resolve: Callable[[str], str] | None = None
+) -> ClaudeUser:
     """What the person's own `settings.json` gives, with `env` (the real environment) and agent's own
-    `base_url` above it; `models`: the registry's names, newest of a family first."""
+    `base_url` above it; `resolve`: the model registry's aliases (the built-in one's when None)."""
+    resolve = resolve or registry().resolve
     path = claude_user_dir(env) / "settings.json"
     if not path.is_file():
-        return ClaudeUser(model=_model(env, {}, {}, models))
+        return ClaudeUser(model=_model(env, {}, {}, resolve))
     data = read_settings(path, "user").data  # a file that does not parse is said by the rules' reader
     shown = _home_relative(str(path))
     notes: list[str] = []
@@ -70,7 +74,7 @@ def claude_user(env: Mapping[str, str], *, base_url: str = "", models: Sequence[
     raw = data.get("model")
     if raw is not None and not isinstance(raw, str):
         notes.append(f"{shown}: model must be a string, not {type(raw).__name__}; ignored")
-    model = _model(env, data if isinstance(raw, str) else {}, variables, models)
+    model = _model(env, data if isinstance(raw, str) else {}, variables, resolve)
     endpoint = {name: variables[name] for name in ENDPOINT if variables.get(name)}
     above = {name: env[name] for name in ENDPOINT if env.get(name)}
     said = [f"the environment sets {', '.join(above)}"] if above else []
@@ -95,7 +99,10 @@ def claude_user(env: Mapping[str, str], *, base_url: str = "", models: Sequence[
 
 
 def _model(
-    env: Mapping[str, str], data: Mapping[str, Any], variables: Mapping[str, str], models: Sequence[str]
+    env: Mapping[str, str],
+    data: Mapping[str, Any],
+    variables: Mapping[str, str],
+    resolve: Callable[[str], str],
 ) -> str:
     """Claude Code's model choice (the module docstring says in which order), aliases resolved."""
     name = (env.get(MODEL_VAR) or variables.get(MODEL_VAR) or str(data.get("model") or "")).strip()
@@ -104,10 +111,12 @@ def _model(
         var = f"ANTHROPIC_DEFAULT_{family.upper()}_MODEL"
         return env.get(var) or variables.get(var) or ""
 
-    return resolve_alias(name, models, default_of)
+    return resolve_alias(name, resolve, default_of)
 
 
-def resolve_alias(name: str, models: Sequence[str], default_of: Callable[[str], str] = lambda _f: "") -> str:
+def resolve_alias(
+    name: str, resolve: Callable[[str], str], default_of: Callable[[str], str] = lambda _f: ""
+) -> str:
     """A Claude Code model name as a model agent can ask for (the module docstring says how)."""
     base = name.removesuffix("[1m]").strip()
     if base == "default":
@@ -117,7 +126,7 @@ def resolve_alias(name: str, models: Sequence[str], default_of: Callable[[str], 
         return base
     if chosen := default_of(family).strip():
         return chosen
-    return next((model for model in models if model.startswith(f"claude-{family}-")), base)
+    return resolve(family)  # models.toml's [aliases]: the one table our flags and config use too
 
 
 def _strings(value: object, where: str, notes: list[str]) -> dict[str, str]:

@@ -198,7 +198,7 @@ def load_config(
             values[key] = value
             sources.option(key)
     models = registry(tables["models"])  # Claude Code's aliases (`sonnet`) become the ids they name
-    claude = claude_user(env, base_url=str(values.get("base_url") or ""), models=models.names())
+    claude = claude_user(env, base_url=str(values.get("base_url") or ""), resolve=models.resolve)
     anthropic = values.get("provider", "anthropic") == "anthropic"  # Claude Code's models are Anthropic's
     if claude.model and anthropic and "model" not in values:  # below every setting of ours
         values["model"] = claude.model

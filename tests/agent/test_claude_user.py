@@ -121,9 +121,10 @@ def test_bash_hooks_and_servers_get_the_file_s_env_below_the_environment_filtere
 
 
 def test_claude_code_s_model_names_read_as_claude_code_reads_them():
+    from agent_cli.llm.models import registry
     from agent_cli.settings.claude_user import resolve_alias
 
-    names = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5", "claude-opus-4-6")
+    names = registry().resolve  # models.toml's [aliases]
     assert resolve_alias("opus", names) == "claude-opus-5-5"
     assert resolve_alias("opusplan", names) == "claude-sonnet-5-5"
     assert resolve_alias("sonnet[1m]", names) == "claude-sonnet-5-5"
